@@ -1,0 +1,64 @@
+/** Domain types shared by every app. Plain data: safe to serialize into jobs. */
+
+export const OPERATION_STATUSES = ['pending', 'sending', 'sent', 'in_doubt', 'failed', 'dead', 'suppressed'] as const;
+export type OperationStatus = (typeof OPERATION_STATUSES)[number];
+
+export const TERMINAL_STATUSES: readonly OperationStatus[] = ['sent', 'dead', 'suppressed'];
+
+/** What ingest hands to the decision stage (the payload of a decide job). */
+export interface EventInput {
+  kind: 'event';
+  source: string;
+  eventId: string;
+  type: string;
+  recipients?: string[];
+  data: Record<string, unknown>;
+}
+
+/** The parsed, size-bounded summary of one mail (never the whole raw MIME). */
+export interface MailInput {
+  kind: 'mail';
+  source: 'mail';
+  mailboxId: string;
+  /** Normalized Message-ID, or null when the fallback fingerprint was used. */
+  messageId: string | null;
+  identity: 'message-id' | 'fingerprint';
+  from: string;
+  to: string;
+  subject: string;
+  date: string;
+  /** First part of the text body, for templates. */
+  excerpt: string;
+  /** Lower-cased header name → first value, for routing on any header. */
+  headers: Record<string, string>;
+  sizeBytes: number;
+  /** Set when the mail was truncated or only partly parsed; never silently skipped. */
+  note?: string;
+}
+
+export type IngestInput = EventInput | MailInput;
+
+/** One decide job: a message and how it arrived first. */
+export interface DecideJobData {
+  messageKey: string;
+  firstArrivalAt: number;
+  via: string;
+  input: IngestInput;
+}
+
+/** One deliver job: one operation, fully rendered, so delivery needs no routing logic. */
+export interface DeliverJobData {
+  operationKey: string;
+  messageKey: string;
+  route: string;
+  action: string;
+  recipient: string;
+  channel: string;
+  subject: string;
+  text: string;
+  data: Record<string, unknown>;
+  firstArrivalAt: number;
+}
+
+/** An entry of the durable journal. */
+export type JournalType = 'sent' | 'in_doubt' | 'dead' | 'suppressed' | 'duplicate' | 'replayed' | 'stale_commit';

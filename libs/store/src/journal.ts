@@ -1,0 +1,111 @@
+import type { Redis } from 'ioredis';
+import type { JournalType } from '@singleshot/core';
+import type { KeyBuilder } from './keys';
+
+/** One journal entry: a state change that matters, durable past job retention. */
+export interface JournalEntry {
+  id: string;
+  shard: number;
+  type: JournalType | string;
+  ts: number;
+  fields: Record<string, string>;
+}
+
+function toEntry(shard: number, id: string, flat: string[]): JournalEntry {
+  const fields: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
+  return { id, shard, type: fields.type ?? 'unknown', ts: Number(fields.ts ?? id.split('-')[0]), fields };
+}
+
+/** Stream IDs compare by their ms part, then the sequence. */
+export function compareStreamIds(a: string, b: string): number {
+  const [am = 0, as = 0] = a.split('-').map(Number);
+  const [bm = 0, bs = 0] = b.split('-').map(Number);
+  return am - bm || as - bs;
+}
+
+/**
+ * Reads the journal: one Redis stream per shard, merged by entry id (time).
+ * Writes happen only inside the commit and claim scripts.
+ */
+export class JournalReader {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: KeyBuilder,
+  ) {}
+
+  /** The newest `count` entries over all shards, oldest first. */
+  async tail(count: number): Promise<JournalEntry[]> {
+    const pipeline = this.redis.pipeline();
+    for (const key of this.keys.allJournals()) pipeline.xrevrange(key, '+', '-', 'COUNT', count);
+    const results = (await pipeline.exec()) ?? [];
+    const all = results.flatMap(([, rows], shard) =>
+      ((rows as [string, string[]][]) ?? []).map(([id, flat]) => toEntry(shard, id, flat)),
+    );
+    return all.sort((a, b) => compareStreamIds(a.id, b.id)).slice(-count);
+  }
+
+  /** Entries between two times (ms, inclusive), oldest first, at most `limit`. */
+  async range(fromMs: number, toMs: number, limit = 1000): Promise<JournalEntry[]> {
+    const pipeline = this.redis.pipeline();
+    for (const key of this.keys.allJournals()) pipeline.xrange(key, String(fromMs), String(toMs), 'COUNT', limit);
+    const results = (await pipeline.exec()) ?? [];
+    const all = results.flatMap(([, rows], shard) =>
+      ((rows as [string, string[]][]) ?? []).map(([id, flat]) => toEntry(shard, id, flat)),
+    );
+    return all.sort((a, b) => compareStreamIds(a.id, b.id)).slice(0, limit);
+  }
+
+  /** The entries of one operation, by the ids its state remembers. */
+  async forOperation(operationKey: string, journalIds: string[]): Promise<JournalEntry[]> {
+    if (journalIds.length === 0) return [];
+    const shard = this.keys.shard(operationKey);
+    const key = this.keys.journal(shard);
+    const pipeline = this.redis.pipeline();
+    for (const id of journalIds) pipeline.xrange(key, id, id);
+    const results = (await pipeline.exec()) ?? [];
+    return results.flatMap(([, rows]) =>
+      ((rows as [string, string[]][]) ?? []).map(([id, flat]) => toEntry(shard, id, flat)),
+    );
+  }
+
+  /**
+   * Blocks until entries newer than `after` (per shard ids) arrive, up to
+   * `blockMs`. Use a dedicated connection: XREAD BLOCK holds it.
+   */
+  async follow(after: Map<number, string>, blockMs: number): Promise<JournalEntry[]> {
+    const keys = this.keys.allJournals();
+    const ids = keys.map((_, shard) => after.get(shard) ?? '$');
+    const result = (await this.redis.xread('COUNT', 1000, 'BLOCK', blockMs, 'STREAMS', ...keys, ...ids)) as
+      | [string, [string, string[]][]][]
+      | null;
+    if (!result) return [];
+    const entries: JournalEntry[] = [];
+    for (const [key, rows] of result) {
+      const shard = keys.indexOf(key);
+      for (const [id, flat] of rows) {
+        entries.push(toEntry(shard, id, flat));
+        after.set(shard, id);
+      }
+    }
+    return entries.sort((a, b) => compareStreamIds(a.id, b.id));
+  }
+
+  /** Counts entries by type over every shard (for checkers and reports). */
+  async countByType(): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    for (const key of this.keys.allJournals()) {
+      let start = '-';
+      for (;;) {
+        const rows = (await this.redis.xrange(key, start, '+', 'COUNT', 5000)) as [string, string[]][];
+        for (const [, flat] of rows) {
+          const type = toEntry(0, '0-0', flat).type;
+          counts[type] = (counts[type] ?? 0) + 1;
+        }
+        if (rows.length < 5000) break;
+        start = `(${rows[rows.length - 1]?.[0]}`;
+      }
+    }
+    return counts;
+  }
+}

@@ -1,0 +1,87 @@
+import { DEFAULT_SHARDS, sha256Hex, shardOf, shardTag } from '@singleshot/core';
+
+/**
+ * Every Redis key singleshot uses is built here and nowhere else (BullMQ's
+ * queue-keys.ts idea). Keys one Lua script touches together share a hash tag, so
+ * the scripts also run on Redis Cluster: an operation's state, lock, history and
+ * its journal shard all carry `{sNN}`, the operation key's shard.
+ */
+export class KeyBuilder {
+  constructor(
+    readonly prefix: string = 'ss',
+    readonly shards: number = DEFAULT_SHARDS,
+  ) {
+    if (!/^[A-Za-z0-9_-]+$/.test(prefix)) throw new TypeError(`invalid key prefix "${prefix}"`);
+  }
+
+  shard(hexKey: string): number {
+    return shardOf(hexKey, this.shards);
+  }
+
+  private tagged(hexKey: string): string {
+    return `${this.prefix}:${shardTag(this.shard(hexKey))}`;
+  }
+
+  /** Operation state hash. */
+  op(operationKey: string): string {
+    return `${this.tagged(operationKey)}:op:${operationKey}`;
+  }
+
+  /** Operation lock: a string holding the current fence token, with a PX lease. */
+  lock(operationKey: string): string {
+    return `${this.tagged(operationKey)}:lock:${operationKey}`;
+  }
+
+  /** Attempt history of one operation (a capped list of JSON entries). */
+  history(operationKey: string): string {
+    return `${this.tagged(operationKey)}:hist:${operationKey}`;
+  }
+
+  /** The journal stream of one shard. */
+  journal(shard: number): string {
+    return `${this.prefix}:${shardTag(shard)}:journal`;
+  }
+
+  /** The journal stream an operation writes to. */
+  journalOf(operationKey: string): string {
+    return this.journal(this.shard(operationKey));
+  }
+
+  allJournals(): string[] {
+    return Array.from({ length: this.shards }, (_, i) => this.journal(i));
+  }
+
+  /** Message record: first arrival, sources seen, queued and decided flags. */
+  message(messageKey: string): string {
+    return `${this.tagged(messageKey)}:msg:${messageKey}`;
+  }
+
+  /** Set of operation keys a message fanned out to. */
+  messageOps(messageKey: string): string {
+    return `${this.tagged(messageKey)}:msgops:${messageKey}`;
+  }
+
+  /** Per-recipient rate-limit window (a sorted set of operation keys by time). */
+  rateLimit(scope: string, recipient: string): string {
+    const id = sha256Hex(`${scope}:${recipient}`);
+    return `${this.tagged(id)}:rl:${id}`;
+  }
+
+  /** IMAP cursor of one mailbox folder: UIDVALIDITY and the highest UID handed over. */
+  imapCursor(mailboxId: string, folder: string): string {
+    return `${this.prefix}:imap:cursor:${mailboxId}:${sha256Hex(folder).slice(0, 16)}`;
+  }
+
+  /** Replay-protection set for webhook tokens (e.g. Mailgun's `token`). */
+  webhookToken(provider: string, token: string): string {
+    return `${this.prefix}:whtoken:${provider}:${sha256Hex(token)}`;
+  }
+
+  /**
+   * BullMQ's key prefix. The braces make every key of a queue share one hash
+   * slot, which BullMQ needs on Redis Cluster.
+   */
+  get queuePrefix(): string {
+    return `{${this.prefix}q}`;
+  }
+}

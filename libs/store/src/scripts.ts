@@ -1,0 +1,45 @@
+import type { Redis } from 'ioredis';
+import claim from './lua/claim-3.lua';
+import commit from './lua/commit-4.lua';
+import extendLock from './lua/extend-lock-2.lua';
+import messageArrive from './lua/message-arrive-1.lua';
+
+/**
+ * Lua scripts, BullMQ style: each file is `name-N.lua` with N = number of KEYS.
+ * ioredis `defineCommand` runs them with EVALSHA and falls back to EVAL after a
+ * Redis restart flushed the script cache.
+ */
+const SCRIPTS = {
+  'claim-3': claim,
+  'commit-4': commit,
+  'extend-lock-2': extendLock,
+  'message-arrive-1': messageArrive,
+} as const;
+
+export type ScriptName = keyof typeof SCRIPTS;
+
+type ScriptFn = (...args: (string | number)[]) => Promise<unknown>;
+
+const registered = new WeakSet<Redis>();
+
+/** Registers every script on a connection once. */
+export function loadScripts(redis: Redis): void {
+  if (registered.has(redis)) return;
+  for (const [file, lua] of Object.entries(SCRIPTS)) {
+    const numberOfKeys = Number(file.slice(file.lastIndexOf('-') + 1));
+    redis.defineCommand(commandName(file as ScriptName), { numberOfKeys, lua });
+  }
+  registered.add(redis);
+}
+
+function commandName(file: ScriptName): string {
+  return `ss_${file.replace(/-/g, '_')}`;
+}
+
+/** Runs a script by file name: keys first, then arguments. */
+export async function runScript(redis: Redis, file: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
+  loadScripts(redis);
+  const fn = (redis as unknown as Record<string, ScriptFn>)[commandName(file)];
+  if (!fn) throw new Error(`script ${file} is not registered`);
+  return fn.call(redis, ...keys, ...args);
+}

@@ -1,0 +1,33 @@
+// Bundles every app (and the chaos driver) into runnable CommonJS under dist/.
+// Workspace libraries (@singleshot/*) are bundled in; npm packages stay external
+// so node resolves them from node_modules at run time.
+import { build } from 'esbuild';
+import { readFileSync, existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+const external = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.devDependencies ?? {})];
+
+const entries = {};
+for (const app of readdirSync('apps')) {
+  const main = join('apps', app, 'src', 'main.ts');
+  if (existsSync(main)) entries[`apps/${app}/main`] = main;
+}
+for (const extra of ['test/chaos/main.ts', 'test/harness/worker-process.ts']) {
+  if (existsSync(extra)) entries[extra.replace(/\.ts$/, '')] = extra;
+}
+
+await build({
+  entryPoints: entries,
+  outdir: 'dist',
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: true,
+  external,
+  loader: { '.lua': 'text' },
+  logLevel: 'warning',
+  tsconfig: 'tsconfig.json',
+});
+console.log(`built ${Object.keys(entries).length} entr${Object.keys(entries).length === 1 ? 'y' : 'ies'} into dist/`);

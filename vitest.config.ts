@@ -1,0 +1,33 @@
+import { defineConfig } from 'vitest/config';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+// Mirror tsconfig.base.json paths so tests resolve @singleshot/* exactly as tsc and esbuild do.
+const base = JSON.parse(readFileSync(resolve(__dirname, 'tsconfig.base.json'), 'utf8')) as {
+  compilerOptions: { paths: Record<string, string[]> };
+};
+const alias = Object.fromEntries(
+  Object.entries(base.compilerOptions.paths).map(([name, [target]]) => [name, resolve(__dirname, target as string)]),
+);
+
+export default defineConfig({
+  resolve: { alias },
+  plugins: [
+    {
+      name: 'lua-as-text',
+      transform(code, id) {
+        if (id.endsWith('.lua')) return { code: `export default ${JSON.stringify(code)};`, map: null };
+        return undefined;
+      },
+    },
+  ],
+  test: {
+    include: ['libs/**/*.test.ts', 'apps/**/*.test.ts', 'test/**/*.test.ts'],
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    teardownTimeout: 30_000,
+    reporters: ['default'],
+  },
+});
