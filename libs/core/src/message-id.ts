@@ -52,7 +52,6 @@ function stripComments(value: string): string {
 export function normalizeMessageId(raw: string | null | undefined): MessageIdResult {
   if (raw == null) return { ok: false, reason: 'missing' };
   // Unfold (CRLF + WSP) and drop NULs and other controls some MTAs let through.
-  // eslint-disable-next-line no-control-regex
   const unfolded = raw.replace(/\r?\n[ \t]+/g, ' ').replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, '');
   const uncommented = stripComments(unfolded).trim();
   if (uncommented === '') return { ok: false, reason: 'missing' };

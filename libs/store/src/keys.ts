@@ -11,7 +11,7 @@ export class KeyBuilder {
     readonly prefix: string = 'ss',
     readonly shards: number = DEFAULT_SHARDS,
   ) {
-    if (!/^[A-Za-z0-9_-]+$/.test(prefix)) throw new TypeError(`invalid key prefix "${prefix}"`);
+    if (!/^[A-Za-z0-9_.-]+$/.test(prefix)) throw new TypeError(`invalid key prefix "${prefix}"`);
   }
 
   shard(hexKey: string): number {

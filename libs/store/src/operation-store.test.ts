@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { startTestRedis, type TestRedis } from '../../../test/harness/redis-server';
+import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
 import { createRedis } from './connection';
 import { KeyBuilder } from './keys';
 import { OperationStore } from './operation-store';
@@ -11,7 +11,7 @@ import { checkRedisServer } from './redis-check';
 let server: TestRedis;
 let redis: Redis;
 const keys = new KeyBuilder('t', 4);
-let clock = 1_700_000_000_000;
+const clock = 1_700_000_000_000;
 const now = () => clock;
 let ops: OperationStore;
 let journal: JournalReader;

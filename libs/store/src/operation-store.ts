@@ -46,7 +46,8 @@ export interface CommitInput {
   reason?: string;
   /** With `released`: the status to leave behind. */
   releaseTo?: 'pending' | 'failed' | 'in_doubt';
-  history?: AttemptRecord;
+  /** Provider attempts of this claim, appended to the operation's history. */
+  history?: AttemptRecord | AttemptRecord[];
 }
 
 export type CommitResult = { kind: 'ok'; journalId: string } | { kind: 'stale'; currentFence: string };
@@ -145,6 +146,7 @@ export class OperationStore {
   async commit(input: CommitInput): Promise<CommitResult> {
     const now = this.now();
     const k = this.keys;
+    const history = input.history === undefined ? [] : Array.isArray(input.history) ? input.history : [input.history];
     const [kind, value] = (await runScript(
       this.redis,
       'commit-4',
@@ -159,13 +161,14 @@ export class OperationStore {
         input.externalId ?? '',
         input.error?.code ?? '',
         (input.error?.message ?? '').slice(0, 2000),
-        input.history ? JSON.stringify(input.history) : '',
+        history.length,
         input.messageKey,
         input.recipient,
         input.channel,
         input.reason ?? '',
         input.releaseTo ?? 'pending',
         input.operationKey,
+        ...history.map((entry) => JSON.stringify(entry)),
       ],
     )) as [string, string];
     if (kind === 'ok') return { kind, journalId: value };

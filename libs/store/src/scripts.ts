@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import claim from './lua/claim-3.lua';
 import commit from './lua/commit-4.lua';
 import extendLock from './lua/extend-lock-2.lua';
+import imapCursorAdvance from './lua/imap-cursor-advance-1.lua';
 import messageArrive from './lua/message-arrive-1.lua';
 
 /**
@@ -13,6 +14,7 @@ const SCRIPTS = {
   'claim-3': claim,
   'commit-4': commit,
   'extend-lock-2': extendLock,
+  'imap-cursor-advance-1': imapCursorAdvance,
   'message-arrive-1': messageArrive,
 } as const;
 

@@ -18,13 +18,14 @@
     ARGV[7]  external id ('' when none)
     ARGV[8]  error code ('' when none)
     ARGV[9]  error message ('' when none)
-    ARGV[10] history entry (JSON)
+    ARGV[10] number of history entries that follow ARGV[16] (JSON each)
     ARGV[11] message key
     ARGV[12] recipient
     ARGV[13] channel
     ARGV[14] reason ('' when none; why dead or suppressed)
     ARGV[15] status to return to on 'released' (pending | failed | in_doubt)
     ARGV[16] operation key
+    ARGV[17..] history entries (JSON), one per provider attempt
 
   Output:
     { "ok", journalId }         journalId is '' when the outcome is not journaled
@@ -58,8 +59,9 @@ if outcome == 'sent' then redis.call('HSET', opKey, 'sentAt', now) end
 redis.call('DEL', lockKey)
 redis.call('PEXPIRE', opKey, ARGV[4])
 
-if ARGV[10] ~= '' then
-  redis.call('RPUSH', historyKey, ARGV[10])
+local entries = tonumber(ARGV[10])
+if entries > 0 then
+  for i = 17, 16 + entries do redis.call('RPUSH', historyKey, ARGV[i]) end
   redis.call('LTRIM', historyKey, -200, -1)
   redis.call('PEXPIRE', historyKey, ARGV[4])
 end

@@ -1,0 +1,84 @@
+import type { Command } from 'commander';
+import { KeyBuilder, JournalReader, MessageStore, OperationStore, createRedis } from '@singleshot/store';
+import { loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
+import { formatTime, printTable } from '../format';
+
+/** Read-only access to the stores, for operator commands. */
+export async function withStores<T>(
+  configFile: string | undefined,
+  fn: (s: { operations: OperationStore; messages: MessageStore; journal: JournalReader; keys: KeyBuilder }) => Promise<T>,
+): Promise<T> {
+  const config = loadConfigOrExit(configFile);
+  const redis = createRedis({ url: config.redis.url, role: 'producer', name: 'singleshot:cli' });
+  const keys = new KeyBuilder(config.redis.keyPrefix, config.redis.shards);
+  const retentionMs = retentionMsOf(config);
+  try {
+    return await fn({
+      operations: new OperationStore(redis, keys, { retentionMs }),
+      messages: new MessageStore(redis, keys, { retentionMs }),
+      journal: new JournalReader(redis, keys),
+      keys,
+    });
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export function registerOps(program: Command): void {
+  const ops = program.command('ops').description('operations: state, history and journal');
+  ops
+    .command('show <key>')
+    .description('an operation (or every operation of a message key): state, attempts, journal entries')
+    .option('--config <file>', 'config file')
+    .option('--json', 'print JSON')
+    .action(async (key: string, opts: { config?: string; json?: boolean }) => {
+      await withStores(opts.config, async ({ operations, messages, journal }) => {
+        let keysToShow = [key];
+        const op = await operations.get(key);
+        const message = op ? null : await messages.get(key);
+        if (!op && message) keysToShow = message.operations;
+        if (!op && !message) {
+          console.error(`no operation or message with key ${key} (kept for the retention period)`);
+          process.exitCode = 4;
+          return;
+        }
+        const shown = [];
+        for (const k of keysToShow) {
+          const record = await operations.get(k);
+          if (!record) continue;
+          const [history, entries] = await Promise.all([operations.history(k), journal.forOperation(k, record.journalIds)]);
+          shown.push({ operation: record, history, journal: entries });
+        }
+        if (opts.json) {
+          console.log(JSON.stringify(message ? { message, operations: shown } : shown[0], null, 2));
+          return;
+        }
+        if (message) {
+          console.log(`message ${message.messageKey}: ${message.arrivals} arrival(s) via ${Object.entries(message.via).map(([v, n]) => `${v}×${n}`).join(', ')}; first ${formatTime(message.firstArrivalAt)}`);
+        }
+        for (const { operation, history, journal: entries } of shown) {
+          console.log(`\noperation ${operation.operationKey}`);
+          printTable([
+            ['status', operation.status],
+            ['recipient', `${operation.recipient ?? ''} (${operation.channel ?? ''})`],
+            ['message', operation.messageKey ?? ''],
+            ['attempts', String(operation.attempts)],
+            ['fence', operation.fence],
+            ['provider', operation.provider ?? ''],
+            ['external id', operation.externalId ?? ''],
+            ['reason', operation.reason ?? ''],
+            ['last error', operation.lastErrorCode ? `${operation.lastErrorCode}: ${operation.lastError ?? ''}` : ''],
+            ['updated', formatTime(operation.updatedAt)],
+          ]);
+          if (history.length) {
+            console.log('attempts:');
+            printTable(history.map((h) => [formatTime(h.at), `#${h.attempt}`, h.outcome, h.provider ?? '', h.externalId ?? h.errorCode ?? '', h.note ?? '']));
+          }
+          if (entries.length) {
+            console.log('journal:');
+            printTable(entries.map((e) => [e.id, e.type, e.fields.provider ?? '', e.fields.extId ?? '', e.fields.reason ?? '']));
+          }
+        }
+      });
+    });
+}

@@ -1,0 +1,146 @@
+import { randomBytes } from 'node:crypto';
+import { Pool } from 'undici';
+import { SingleBar, Presets } from 'cli-progress';
+import { startLoadSink } from './sink';
+import { startEmbeddedFleet, type EmbeddedFleet } from './fleet';
+import { percentile } from './stats';
+
+export interface LoadtestOptions {
+  url: string;
+  events: number;
+  dup: number;
+  concurrency: number;
+  sinkPort: number;
+  drainSeconds: number;
+  embedded: boolean;
+  appendfsync: string;
+  json: boolean;
+  progress: boolean;
+}
+
+export interface LoadtestReport {
+  events: number;
+  requests: number;
+  accepted: number;
+  duplicateAnswers: number;
+  retriedRequests: number;
+  failedRequests: number;
+  notifications: number;
+  duplicates: number;
+  lost: number;
+  sendSeconds: number;
+  totalSeconds: number;
+  throughputPerSecond: number;
+  latencyMs: { p50: number; p95: number; p99: number; max: number };
+}
+
+/**
+ * Sends N events, each K times in parallel, to a running ingest; the fleet's
+ * webhook provider must point at this sink (`--embedded` arranges that). Counts
+ * what the sink received: every event must arrive exactly once.
+ */
+export async function runLoadtest(opts: LoadtestOptions): Promise<LoadtestReport> {
+  const sink = await startLoadSink(opts.sinkPort);
+  let fleet: EmbeddedFleet | undefined;
+  try {
+    if (opts.embedded) fleet = await startEmbeddedFleet({ sinkPort: sink.port, appendfsync: opts.appendfsync, concurrency: Math.max(16, opts.concurrency) });
+    const base = fleet?.ingestUrl ?? opts.url;
+    const pool = new Pool(base, { connections: opts.concurrency, pipelining: 1 });
+    const run = randomBytes(4).toString('hex');
+    const firstSent = new Map<string, number>();
+    const counts = { requests: 0, accepted: 0, duplicateAnswers: 0, retried: 0, failed: 0 };
+    const bar = opts.progress && !opts.json ? new SingleBar({ format: '{phase} [{bar}] {value}/{total} {percentage}% | {eta_formatted} left' }, Presets.shades_classic) : undefined;
+    bar?.start(opts.events, 0, { phase: 'sending  ' });
+
+    const post = async (eventId: string, index: number): Promise<void> => {
+      const body = JSON.stringify({ id: eventId, source: 'loadtest', type: 'order.created', recipients: [`r${index % 100}@loadtest.example`], data: { orderId: eventId, loadtestId: eventId } });
+      for (let attempt = 0; attempt < 8; attempt++) {
+        counts.requests++;
+        try {
+          const res = await pool.request({ method: 'POST', path: '/v1/events', headers: { 'content-type': 'application/json' }, body });
+          const text = await res.body.text();
+          if (res.statusCode === 202) {
+            if ((JSON.parse(text) as { status: string }).status === 'accepted') counts.accepted++;
+            else counts.duplicateAnswers++;
+            return;
+          }
+          if (res.statusCode < 500) throw new Error(`ingest answered ${res.statusCode}: ${text}`);
+        } catch (err) {
+          if (attempt === 7) {
+            counts.failed++;
+            throw err;
+          }
+        }
+        counts.retried++;
+        await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+      }
+    };
+
+    const started = Date.now();
+    let next = 0;
+    let done = 0;
+    // Each worker takes one event at a time and posts it K times in parallel.
+    const lanes = Math.max(1, Math.floor(opts.concurrency / opts.dup));
+    await Promise.all(
+      Array.from({ length: lanes }, async () => {
+        while (next < opts.events) {
+          const index = next++;
+          const eventId = `lt-${run}-${index}`;
+          firstSent.set(eventId, Date.now());
+          await Promise.all(Array.from({ length: opts.dup }, () => post(eventId, index)));
+          done++;
+          bar?.update(done);
+        }
+      }),
+    );
+    const sendSeconds = (Date.now() - started) / 1000;
+    bar?.update(opts.events, { phase: 'draining ' });
+    bar?.setTotal(opts.events);
+    const ours = () => [...sink.received.values()].filter((v) => v.eventId.startsWith(`lt-${run}-`));
+    const drainDeadline = Date.now() + opts.drainSeconds * 1000;
+    while (ours().length < opts.events && Date.now() < drainDeadline) {
+      bar?.update(ours().length);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // A little longer, so a late duplicate would still be seen.
+    await new Promise((r) => setTimeout(r, 1000));
+    bar?.update(ours().length);
+    bar?.stop();
+    await pool.close();
+
+    const received = ours();
+    const lastAt = Math.max(...received.map((r) => r.firstAt), started);
+    const latencies = received.map((r) => r.firstAt - (firstSent.get(r.eventId) ?? r.firstAt)).sort((a, b) => a - b);
+    const totalSeconds = (lastAt - started) / 1000;
+    return {
+      events: opts.events,
+      requests: counts.requests,
+      accepted: counts.accepted,
+      duplicateAnswers: counts.duplicateAnswers,
+      retriedRequests: counts.retried,
+      failedRequests: counts.failed,
+      notifications: received.length,
+      duplicates: received.reduce((sum, r) => sum + (r.count - 1), 0),
+      lost: opts.events - new Set(received.map((r) => r.eventId)).size,
+      sendSeconds,
+      totalSeconds,
+      throughputPerSecond: totalSeconds > 0 ? received.length / totalSeconds : 0,
+      latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), max: latencies.at(-1) ?? Number.NaN },
+    };
+  } finally {
+    await fleet?.stop();
+    await sink.close();
+  }
+}
+
+export function formatReport(r: LoadtestReport): string {
+  return [
+    `events            ${r.events} (each sent ${Math.round(r.requests / Math.max(1, r.events))}× on average; ${r.requests} requests, ${r.retriedRequests} retried, ${r.failedRequests} failed)`,
+    `answers           ${r.accepted} accepted, ${r.duplicateAnswers} duplicate`,
+    `notifications     ${r.notifications} at the sink`,
+    `duplicates        ${r.duplicates}`,
+    `lost              ${r.lost}`,
+    `throughput        ${r.throughputPerSecond.toFixed(0)} notifications/s end to end (${r.totalSeconds.toFixed(1)} s; sending took ${r.sendSeconds.toFixed(1)} s)`,
+    `latency (ms)      p50 ${r.latencyMs.p50}  p95 ${r.latencyMs.p95}  p99 ${r.latencyMs.p99}  max ${r.latencyMs.max}  (first post → sink)`,
+  ].join('\n');
+}

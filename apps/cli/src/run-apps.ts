@@ -1,0 +1,58 @@
+import type { Router } from 'express';
+import { startDecision } from '@singleshot/decision';
+import { startDelivery } from '@singleshot/delivery';
+import { startIngest, type IngestContext } from '@singleshot/ingest';
+import { startHealthServer } from '@singleshot/observability';
+import { defaultReady, type Runtime } from '@singleshot/runtime';
+
+export const APP_NAMES = ['ingest', 'decision', 'delivery'] as const;
+export type AppName = (typeof APP_NAMES)[number];
+
+export interface RunningApps {
+  ingestPort?: number;
+  metricsPort?: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Runs some or all apps in this process on one runtime (the embedded mode).
+ * They share nothing but Redis, exactly as when each runs in its own container.
+ */
+export async function runApps(
+  rt: Runtime,
+  only: readonly AppName[],
+  options: { ingestPort?: number; metricsPort?: number; providerWebhooks?: (ctx: IngestContext) => Router } = {},
+): Promise<RunningApps> {
+  const closers: (() => Promise<void>)[] = [];
+  let ingestPort: number | undefined;
+  let metricsPort: number | undefined;
+  // Start consumers first, so the first accepted event finds workers running.
+  if (only.includes('delivery')) closers.unshift(startDelivery(rt).close);
+  if (only.includes('decision')) closers.unshift(startDecision(rt).close);
+  if (only.includes('ingest')) {
+    const ingest = await startIngest(rt, {
+      ...(options.ingestPort !== undefined ? { port: options.ingestPort } : {}),
+      ...(options.providerWebhooks ? { providerWebhooks: options.providerWebhooks } : {}),
+    });
+    ingestPort = ingest.port;
+    closers.unshift(ingest.close);
+  } else {
+    // No HTTP server of our own: serve /healthz, /readyz, /metrics on the metrics port.
+    const health = await startHealthServer({
+      port: options.metricsPort ?? rt.config.decision.metricsPort,
+      registry: rt.metrics.registry,
+      ready: () => defaultReady(rt),
+      logger: rt.logger,
+    });
+    metricsPort = health.port;
+    closers.unshift(health.close);
+  }
+  return {
+    ...(ingestPort !== undefined ? { ingestPort } : {}),
+    ...(metricsPort !== undefined ? { metricsPort } : {}),
+    // Stop taking work first (ingest), then finish or release what is in flight.
+    close: async () => {
+      for (const close of closers) await close();
+    },
+  };
+}

@@ -1,0 +1,3 @@
+export * from './decide';
+export * from './route-match';
+export * from './worker';

@@ -1,0 +1,57 @@
+import { Worker, UnrecoverableError } from 'bullmq';
+import type { DecideJobData } from '@singleshot/core';
+import { QUEUES, decideJobSchema, enqueueDeliveries, formatIssues } from '@singleshot/queues';
+import type { Runtime } from '@singleshot/runtime';
+import { decide, type DecideOutcome } from './decide';
+
+export interface DecisionApp {
+  worker: Worker<DecideJobData, DecideOutcome>;
+  close(): Promise<void>;
+}
+
+/** Starts the decide worker: one job per message, fan-out to deliver jobs. */
+export function startDecision(rt: Runtime): DecisionApp {
+  const logger = rt.logger.child({ component: 'decision' });
+  const deps = {
+    routes: rt.config.routes,
+    mailboxes: rt.config.mailboxes,
+    enqueueDeliveries: (jobs: Parameters<typeof enqueueDeliveries>[1]) => enqueueDeliveries(rt.queues.deliver, jobs),
+    markDecided: (messageKey: string, ops: string[]) => rt.messages.markDecided(messageKey, ops),
+    logger,
+    metrics: rt.metrics,
+  };
+  const worker = new Worker<DecideJobData, DecideOutcome>(
+    QUEUES.decide,
+    async (job) => {
+      const parsed = decideJobSchema.safeParse(job.data);
+      if (!parsed.success) {
+        // Poison: a payload no version of this code can decide. Fails at once, kept
+        // in the failed set with the reason (no operation exists yet to DLQ).
+        const issues = formatIssues(parsed.error);
+        logger.error({ jobId: job.id, issues }, 'invalid decide job');
+        throw new UnrecoverableError(`invalid decide job: ${issues.join('; ')}`);
+      }
+      const outcome = await decide(parsed.data as DecideJobData, deps);
+      logger.debug({ messageKey: parsed.data.messageKey, jobId: job.id, ...outcome }, 'decided');
+      return outcome;
+    },
+    {
+      connection: rt.connect('worker', 'decide-worker'),
+      prefix: rt.keys.queuePrefix,
+      concurrency: rt.config.decision.concurrency,
+      // A killed worker's job comes back after the stall check; many stalls in a
+      // row must not fail a job that simply met a bad hour (nothing vanishes).
+      maxStalledCount: 1000,
+    },
+  );
+  worker.on('error', (err) => logger.warn({ err }, 'decide worker error'));
+  worker.on('failed', (job, err) => {
+    if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) logger.error({ jobId: job.id, err }, 'decide job failed for good');
+  });
+  return {
+    worker,
+    close: async () => {
+      await worker.close();
+    },
+  };
+}

@@ -1,0 +1,4 @@
+export * from './deliver';
+export * from './lease-keeper';
+export * from './reconcile';
+export * from './worker';

@@ -1,0 +1,8 @@
+import { runWorkerApp } from '@singleshot/runtime';
+import { startDelivery } from './worker';
+
+// `node dist/apps/delivery/main.js`: the delivery app alone (one container).
+runWorkerApp('delivery', (config) => config.delivery.metricsPort, (rt) => startDelivery(rt)).catch((err: unknown) => {
+  console.error('delivery failed to start:', err);
+  process.exit(1);
+});

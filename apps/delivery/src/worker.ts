@@ -1,0 +1,97 @@
+import { DelayedError, Worker } from 'bullmq';
+import type { DeliverJobData } from '@singleshot/core';
+import { createProvider, type Provider, type ProviderOptions } from '@singleshot/providers';
+import { QUEUES, addDead, deliverJobSchema, formatIssues } from '@singleshot/queues';
+import type { Runtime } from '@singleshot/runtime';
+import { deliver, type DeliverOutcome } from './deliver';
+
+export interface DeliveryApp {
+  worker: Worker<DeliverJobData, DeliverOutcome>;
+  providers: Map<string, Provider[]>;
+  close(): Promise<void>;
+}
+
+/** Builds every configured provider chain once per process. */
+export function buildProviders(rt: Pick<Runtime, 'config' | 'logger'>): Map<string, Provider[]> {
+  const chains = new Map<string, Provider[]>();
+  for (const [channel, list] of Object.entries(rt.config.providers)) {
+    chains.set(
+      channel,
+      list.map((options) => createProvider(options as ProviderOptions, { logger: rt.logger.child({ provider: options.name }) })),
+    );
+  }
+  return chains;
+}
+
+/**
+ * Starts the deliver worker. Retries and lock conflicts are re-scheduled with
+ * `moveToDelayed` (the job stays the same, its id stays the operation key), so
+ * a retry can never be lost between "failed" and "re-added".
+ */
+export function startDelivery(rt: Runtime, options: { providers?: Map<string, Provider[]> } = {}): DeliveryApp {
+  const logger = rt.logger.child({ component: 'delivery' });
+  const providers = options.providers ?? buildProviders(rt);
+  const shutdown = new AbortController();
+  const deps = {
+    operations: rt.operations,
+    providers: (channel: string) => providers.get(channel) ?? [],
+    addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record),
+    policy: rt.config.delivery,
+    workerId: rt.workerId,
+    logger,
+    metrics: rt.metrics,
+    shutdown: shutdown.signal,
+  };
+  const leaseMs = rt.config.delivery.leaseMs;
+  const worker = new Worker<DeliverJobData, DeliverOutcome>(
+    QUEUES.deliver,
+    async (job, token) => {
+      const parsed = deliverJobSchema.safeParse(job.data);
+      if (!parsed.success) {
+        const issues = formatIssues(parsed.error);
+        await addDead(rt.queues.dead, {
+          operationKey: String(job.id),
+          job: job.data as unknown as Record<string, unknown>,
+          reason: 'invalid_payload',
+          error: { code: 'INVALID_JOB', message: issues.join('; ') },
+          attempts: [],
+          diedAt: Date.now(),
+        });
+        rt.metrics.dead.inc({ channel: 'unknown', reason: 'invalid_payload' });
+        logger.error({ jobId: job.id, issues }, 'invalid deliver job: recorded in the DLQ');
+        return { kind: 'dead', reason: 'invalid_payload' };
+      }
+      const outcome = await deliver(parsed.data, deps);
+      logger.debug({ operationKey: parsed.data.operationKey, jobId: job.id, attempt: job.attemptsMade, outcome }, 'delivery attempt');
+      if (outcome.kind === 'retry' || outcome.kind === 'conflict') {
+        await job.moveToDelayed(Date.now() + outcome.delayMs, token);
+        throw new DelayedError();
+      }
+      return outcome;
+    },
+    {
+      connection: rt.connect('worker', 'deliver-worker'),
+      prefix: rt.keys.queuePrefix,
+      concurrency: rt.config.delivery.concurrency,
+      // BullMQ's job lock follows the operation lease: a stalled holder's job is
+      // handed to another worker about when its operation lease runs out.
+      lockDuration: leaseMs,
+      stalledInterval: Math.max(1000, Math.floor(leaseMs / 2)),
+      maxStalledCount: 1000,
+    },
+  );
+  worker.on('error', (err) => logger.warn({ err }, 'deliver worker error'));
+  worker.on('failed', (job, err) => {
+    if (err instanceof DelayedError || err?.name === 'DelayedError') return;
+    logger.warn({ jobId: job?.id, attemptsMade: job?.attemptsMade, err }, 'deliver job attempt failed (infrastructure)');
+  });
+  return {
+    worker,
+    providers,
+    close: async () => {
+      shutdown.abort();
+      await worker.close();
+      await Promise.allSettled([...providers.values()].flat().map((p) => p.close()));
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import type { DecideJobData, IngestInput } from '@singleshot/core';
+import type { MessageStore } from '@singleshot/store';
+import { enqueueDecide } from '@singleshot/queues';
+import type { Queue } from 'bullmq';
+import { StoreUnavailableError } from './errors';
+
+export interface AcceptDeps {
+  /** Message records on the fail-fast producer connection. */
+  messages: Pick<MessageStore, 'arrive' | 'markQueued'>;
+  decideQueue: Queue<DecideJobData>;
+  enqueueTimeoutMs: number;
+}
+
+export interface AcceptResult {
+  messageKey: string;
+  status: 'accepted' | 'duplicate';
+}
+
+/**
+ * Takes one arrival of a message. Resolves only once the message's decide job
+ * is in Redis (invariant 2: ack after effect); throws StoreUnavailableError
+ * otherwise. `accepted` goes to exactly one arrival, `duplicate` to all others.
+ */
+export async function acceptMessage(
+  deps: AcceptDeps,
+  input: { messageKey: string; via: string; input: IngestInput },
+): Promise<AcceptResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new StoreUnavailableError(`Redis did not confirm within ${deps.enqueueTimeoutMs} ms`)),
+      deps.enqueueTimeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([timeout, accept(deps, input)]);
+  } catch (err) {
+    if (err instanceof StoreUnavailableError) throw err;
+    throw new StoreUnavailableError('Redis is unavailable', { cause: err });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function accept(deps: AcceptDeps, { messageKey, via, input }: { messageKey: string; via: string; input: IngestInput }): Promise<AcceptResult> {
+  const arrival = await deps.messages.arrive(messageKey, via);
+  if (arrival.queued) return { messageKey, status: 'duplicate' };
+  // Several first-time arrivals may race here; the job id (message key) makes
+  // their adds collapse into one job, and markQueued picks one "accepted".
+  await enqueueDecide(deps.decideQueue, { messageKey, firstArrivalAt: arrival.firstArrivalAt, via, input });
+  const mine = await deps.messages.markQueued(messageKey);
+  return { messageKey, status: mine ? 'accepted' : 'duplicate' };
+}

@@ -1,0 +1,78 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Router } from 'express';
+import { MessageStore } from '@singleshot/store';
+import type { Runtime } from '@singleshot/runtime';
+import { createIngestApp } from './app';
+import type { IngestContext } from './context';
+
+export interface IngestApp {
+  port: number;
+  ctx: IngestContext;
+  close(): Promise<void>;
+}
+
+/** Builds the ingest context from a runtime (plain wiring, no container). */
+export function ingestContext(rt: Runtime): IngestContext {
+  const knownSources = new Set<string>(['mail']);
+  for (const route of rt.config.routes) if (route.match.source) knownSources.add(route.match.source);
+  return {
+    accept: {
+      // The fail-fast producer connection: while Redis is away, answer 503 at once.
+      messages: new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
+      decideQueue: rt.producerQueues.decide,
+      enqueueTimeoutMs: rt.config.ingest.enqueueTimeoutMs,
+    },
+    logger: rt.logger.child({ component: 'ingest' }),
+    metrics: rt.metrics,
+    mailboxIds: new Set(rt.config.mailboxes.map((m) => m.id)),
+    signingSecrets: rt.config.ingest.signingSecrets,
+    maxBodyBytes: rt.config.ingest.maxBodyBytes,
+    maxMailBytes: rt.config.ingest.maxBodyBytes,
+    sourceLabel: (source) => (knownSources.has(source) ? source : 'other'),
+  };
+}
+
+/** Starts the ingest HTTP server. `port` 0 picks a free one. */
+export async function startIngest(
+  rt: Runtime,
+  options: { port?: number; host?: string; providerWebhooks?: (ctx: IngestContext) => Router } = {},
+): Promise<IngestApp> {
+  const ctx = ingestContext(rt);
+  const ready = async () => {
+    const checks: Record<string, string> = {};
+    let ok = true;
+    try {
+      await rt.producer.ping();
+      checks.redis = 'ok';
+    } catch (err) {
+      ok = false;
+      checks.redis = `unreachable: ${(err as Error).message}`;
+    }
+    return { ok, checks };
+  };
+  const app = createIngestApp({
+    ctx,
+    registry: rt.metrics.registry,
+    ready,
+    ...(options.providerWebhooks ? { providerWebhooks: options.providerWebhooks(ctx) } : {}),
+  });
+  const port = options.port ?? rt.config.ingest.port;
+  const host = options.host ?? rt.config.ingest.host;
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(port, host, (err?: Error) => (err ? reject(err) : resolve(s)));
+    s.once('error', reject);
+  });
+  server.keepAliveTimeout = 65_000;
+  const actual = (server.address() as AddressInfo).port;
+  ctx.logger.info({ port: actual, host }, 'ingest listening');
+  return {
+    port: actual,
+    ctx,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

@@ -1,0 +1,10 @@
+export * from './config-error';
+export * from './schema';
+export * from './provider-schema';
+export * from './route-schema';
+export * from './mailbox-schema';
+export type { RateLimitConfig } from './primitives';
+export * from './defaults';
+export * from './env-overrides';
+export * from './redact';
+export * from './load-config';

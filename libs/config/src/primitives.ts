@@ -1,0 +1,40 @@
+import { z } from 'zod';
+
+/**
+ * Small schema building blocks shared by the config sections. Every object is
+ * strict: an unknown key is an error, because a typo (`pasword`, `leaseMS`)
+ * silently falling back to a default is the worst kind of misconfiguration.
+ */
+
+/** A TCP port to listen on; `0` asks the OS for a free one (logged at start). */
+export const listenPort = z.int().min(0).max(65535);
+
+/** A TCP port to connect to. */
+export const remotePort = z.int().min(1).max(65535);
+
+export const positiveInt = z.int().min(1);
+
+export const nonNegativeInt = z.int().min(0);
+
+export const nonEmpty = z.string().min(1, 'must not be empty');
+
+/** Ids that end up inside Redis keys and operation keys: no `:`, spaces or braces. */
+export const identifier = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]+$/, 'may contain only letters, digits, "_", "." and "-"');
+
+/** A JavaScript regular expression source; compiled here so a bad one fails at start, not per message. */
+export const regexSource = z.string().superRefine((source, ctx) => {
+  try {
+    new RegExp(source);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `invalid regular expression: ${(err as Error).message}` });
+  }
+});
+
+/** `{ max, windowSeconds }`: at most `max` notifications per sliding window. */
+export const rateLimitSchema = z.strictObject({
+  max: positiveInt,
+  windowSeconds: positiveInt,
+});
+export type RateLimitConfig = z.output<typeof rateLimitSchema>;

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { parseAction } from '@singleshot/core';
+import { identifier, nonEmpty, rateLimitSchema, regexSource } from './primitives';
+
+/**
+ * What a route matches. Every given field must match (AND); an empty match
+ * (`{}`) matches everything.
+ * - `source`, `type`, `mailbox`: exact strings (`source` is `mail` for mail).
+ * - `sender`: a glob on the sender address, `*` = any run of characters,
+ *   compared case-insensitively (`*@example.com`).
+ * - `subject`: a regular expression source, tested against the subject.
+ * - `headers`: header name → regular expression on that header's value. Names
+ *   are lower-cased here, as mail headers are case-insensitive.
+ */
+export const routeMatchSchema = z.strictObject({
+  source: nonEmpty.optional(),
+  type: nonEmpty.optional(),
+  mailbox: identifier.optional(),
+  sender: nonEmpty.optional(),
+  subject: regexSource.optional(),
+  headers: z
+    .record(z.string().min(1), regexSource)
+    .transform((headers) => Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])))
+    .optional(),
+});
+
+const actionSpec = z.string().superRefine((spec, ctx) => {
+  try {
+    parseAction(spec);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+  }
+});
+
+/**
+ * Who gets the notification:
+ * - `event`: the event's own `recipients` list;
+ * - `owner`: the owner of the mailbox the mail arrived in;
+ * - a fixed list of addresses or ids.
+ */
+export const recipientsSchema = z.union([
+  z.literal('event'),
+  z.literal('owner'),
+  z.array(nonEmpty).min(1, 'needs at least one recipient'),
+]);
+
+/**
+ * A `{{path}}` template (see renderTemplate in @singleshot/core). Context keys:
+ * - events: `source`, `type`, `id`, `data` (so `{{data.orderId}}`), `recipients`;
+ * - mail: `mail.from`, `mail.to`, `mail.subject`, `mail.date`, `mail.excerpt`,
+ *   `mail.mailbox`, and `owner` (the mailbox owner's address).
+ * A missing value renders as the empty string.
+ */
+export const templateSchema = z.strictObject({
+  subject: z.string().default(''),
+  text: z.string().default(''),
+});
+
+/**
+ * One routing rule. Routes are NOT first-match: every route whose `match`
+ * matches applies (fan-out), each producing its own operations, one per
+ * recipient on the route's channel. Two routes with the same action, recipient
+ * and channel collapse into one operation (same operation key), so overlapping
+ * routes cannot double-send.
+ *
+ * `recipients` defaults to `owner` for a `notify_owner` action (CONTRACT.md's
+ * example relies on it: "the mailbox's owner") and to `event` otherwise.
+ */
+export const routeSchema = z
+  .strictObject({
+    name: identifier,
+    match: routeMatchSchema.prefault({}),
+    /** `name` or `name:vN` (default `v1`); bump the version to let changed logic run once more. */
+    action: actionSpec,
+    /** Must name an entry of `providers`. */
+    channel: identifier,
+    recipients: recipientsSchema.optional(),
+    template: templateSchema.prefault({}),
+    /** Per-route rate limit, per recipient. Over the limit → `suppressed` (reason `rate_limit`). */
+    limit: rateLimitSchema.optional(),
+  })
+  .transform((route) => ({
+    ...route,
+    recipients: route.recipients ?? (parseAction(route.action).name === 'notify_owner' ? 'owner' : 'event'),
+  }));
+
+export type RouteMatch = z.output<typeof routeMatchSchema>;
+export type RouteRecipients = z.output<typeof recipientsSchema>;
+export type RouteTemplate = z.output<typeof templateSchema>;
+export type RouteConfig = z.output<typeof routeSchema>;

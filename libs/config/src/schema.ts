@@ -1,0 +1,142 @@
+import { z } from 'zod';
+import { mailboxSchema } from './mailbox-schema';
+import { listenPort, nonEmpty, nonNegativeInt, positiveInt, rateLimitSchema } from './primitives';
+import { providersSchema } from './provider-schema';
+import { routeSchema } from './route-schema';
+
+/**
+ * The config file (CONTRACT.md "Config file"). Every section is optional and
+ * filled with defaults; unknown keys are errors. Secrets (`password`, `token`,
+ * `signingSecrets`) may instead be given as `<key>File`, read at load time.
+ * Cross-field rules (a route's channel has providers, names are unique) live
+ * in cross-checks.ts so they are reported even when other fields are invalid.
+ */
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export const redisSchema = z.strictObject({
+  /** `redis://` or `rediss://` (TLS). `REDIS_URL` overrides it. */
+  url: z.url({ protocol: /^rediss?$/, error: 'Invalid URL: expected redis:// or rediss://' }).default('redis://127.0.0.1:6379'),
+  password: z.string().optional(),
+  passwordFile: nonEmpty.optional(),
+  /** TLS options; present (even `{}`) enables TLS. */
+  tls: z
+    .strictObject({
+      rejectUnauthorized: z.boolean().default(true),
+      /** PEM of the CA to trust (or `caFile`). */
+      ca: z.string().optional(),
+      caFile: nonEmpty.optional(),
+    })
+    .optional(),
+  /** Prefix of every key, so several deployments can share one Redis. */
+  keyPrefix: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+$/, 'may contain only letters, digits, "_", "." and "-"')
+    .default('ss'),
+  /** Number of operation shards (hash tags). Changing it re-homes keys: set it once. */
+  shards: z.int().min(1).max(1024).default(16),
+  /** Check `maxmemory-policy noeviction` and AOF at start, and warn when they are off. */
+  checkOnStart: z.boolean().default(true),
+});
+
+export const logSchema = z.strictObject({
+  level: z.enum(LOG_LEVELS).default('info'),
+});
+
+export const ingestSchema = z.strictObject({
+  port: listenPort.default(8080),
+  host: nonEmpty.default('0.0.0.0'),
+  maxBodyBytes: positiveInt.default(10_485_760),
+  /** HMAC secrets accepted for `X-Singleshot-Signature`; several allow rotation. Empty = signing off. */
+  signingSecrets: z.array(nonEmpty).default([]),
+  /** A file with one secret per line. */
+  signingSecretsFile: nonEmpty.optional(),
+  /** How long a request waits for its decide job to reach Redis before answering 503. */
+  enqueueTimeoutMs: positiveInt.default(5_000),
+});
+
+export const dashboardSchema = z.strictObject({
+  port: listenPort.default(3000),
+  /** Loopback by default: the dashboard can replay dead operations. */
+  host: nonEmpty.default('127.0.0.1'),
+  /** Basic auth (`username` + `password`) and/or a bearer `token`. */
+  auth: z
+    .strictObject({
+      username: nonEmpty.optional(),
+      password: z.string().optional(),
+      passwordFile: nonEmpty.optional(),
+      token: z.string().optional(),
+      tokenFile: nonEmpty.optional(),
+    })
+    .superRefine((auth, ctx) => {
+      if (auth.username !== undefined && auth.password === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['password'], message: 'username needs a password or passwordFile' });
+      }
+      if (auth.password !== undefined && auth.username === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['username'], message: 'password needs a username' });
+      }
+    })
+    .optional(),
+});
+
+export const decisionSchema = z.strictObject({
+  concurrency: positiveInt.default(16),
+  /** Health/metrics server port; `METRICS_PORT` overrides it, `0` picks a free one. */
+  metricsPort: listenPort.default(9464),
+});
+
+export const deliverySchema = z.strictObject({
+  /** Lock lease; a provider call's deadline stays below what remains of it. */
+  leaseMs: z.int().min(1_000).default(30_000),
+  attempts: positiveInt.default(5),
+  /** Delay before retry n (the last value repeats), with jitter, capped by `backoffCapMs`. */
+  backoffMs: z.array(nonNegativeInt).min(1, 'needs at least one delay').default([1_000, 5_000, 20_000]),
+  backoffCapMs: nonNegativeInt.default(600_000),
+  concurrency: positiveInt.default(32),
+  /**
+   * An in-doubt send on a provider without `lookupUrl` cannot be reconciled:
+   * `resend` accepts a possible duplicate rather than a lost notification,
+   * `dead` parks it in the DLQ for a human.
+   */
+  inDoubtPolicy: z.enum(['resend', 'dead']).default('resend'),
+  metricsPort: listenPort.default(9465),
+});
+
+export const limitsSchema = z.strictObject({
+  /** Across all routes and channels, per recipient. Over the limit → `suppressed` (reason `rate_limit`). */
+  perRecipient: rateLimitSchema.optional(),
+});
+
+export const retentionSchema = z.strictObject({
+  /** How long dedup records and the journal are kept; longer than any source can redeliver. */
+  days: z.number().positive().default(7),
+});
+
+export const configSchema = z.strictObject({
+  redis: redisSchema.prefault({}),
+  log: logSchema.prefault({}),
+  ingest: ingestSchema.prefault({}),
+  dashboard: dashboardSchema.prefault({}),
+  decision: decisionSchema.prefault({}),
+  delivery: deliverySchema.prefault({}),
+  /** All matching routes apply (fan-out), see routeSchema. */
+  routes: z.array(routeSchema).default([]),
+  providers: providersSchema.default({}),
+  mailboxes: z.array(mailboxSchema).default([]),
+  limits: limitsSchema.prefault({}),
+  retention: retentionSchema.prefault({}),
+});
+
+/** A validated config, with every default filled in. */
+export type Config = z.output<typeof configSchema>;
+/** What a config file or object may contain (defaults optional). */
+export type ConfigInput = z.input<typeof configSchema>;
+export type RedisConfig = Config['redis'];
+export type LogConfig = Config['log'];
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export type IngestConfig = Config['ingest'];
+export type DashboardConfig = Config['dashboard'];
+export type DecisionConfig = Config['decision'];
+export type DeliveryConfig = Config['delivery'];
+export type LimitsConfig = Config['limits'];
+export type RetentionConfig = Config['retention'];

@@ -1,0 +1,5 @@
+export * from './logger';
+export * from './metrics';
+export type { SourceOptions } from './cached-source';
+export * from './http-handlers';
+export * from './health-server';

@@ -1,0 +1,85 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from './index';
+
+function capture(): { stream: Writable; lines: () => Record<string, unknown>[] } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      chunks.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const lines = () =>
+    chunks
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { stream, lines };
+}
+
+describe('createLogger', () => {
+  it('writes JSON lines with app, ISO time and level', () => {
+    const out = capture();
+    const logger = createLogger({ app: 'delivery', destination: out.stream });
+    logger.info({ jobId: 'j1' }, 'hello');
+    logger.debug('hidden below info');
+    const [line, ...rest] = out.lines();
+    expect(rest).toHaveLength(0);
+    expect(line).toMatchObject({ app: 'delivery', level: 'info', msg: 'hello', jobId: 'j1', pid: process.pid });
+    expect(new Date(line?.time as string).toISOString()).toBe(line?.time);
+  });
+
+  it('honours the level', () => {
+    const out = capture();
+    const logger = createLogger({ app: 'x', level: 'warn', destination: out.stream });
+    logger.info('no');
+    logger.warn('yes');
+    expect(out.lines().map((l) => l.msg)).toEqual(['yes']);
+  });
+
+  it('redacts secrets at any of the usual places and keeps everything else', () => {
+    const out = capture();
+    const logger = createLogger({ app: 'ingest', destination: out.stream });
+    const child = logger.child({ operationKey: 'op-1', messageKey: 'msg-1', jobId: 'job-1', attempt: 2 });
+    child.info(
+      {
+        password: 'S1-top',
+        imap: { user: 'support', password: 'S2-imap' },
+        provider: { smtp: { password: 'S3-deep', host: 'relay' } },
+        ingest: { signingSecrets: ['S4-a', 'S4-b'] },
+        auth: { token: 'S5-token', secret: 'S6-secret' },
+        http: { apiKey: 'S7-key', signature: 'S8-sig' },
+        req: {
+          method: 'POST',
+          url: '/v1/events',
+          headers: { authorization: 'Bearer S9-bearer', 'x-singleshot-signature': 'sha256=S10', 'content-type': 'application/json' },
+        },
+        request: { headers: { Authorization: 'Basic S11' } },
+      },
+      'received',
+    );
+    const [line] = out.lines();
+    const text = JSON.stringify(line);
+    for (let i = 1; i <= 11; i++) expect(text).not.toMatch(new RegExp(`S${i}\\b`));
+    expect(line).toMatchObject({
+      app: 'ingest',
+      msg: 'received',
+      operationKey: 'op-1',
+      messageKey: 'msg-1',
+      jobId: 'job-1',
+      attempt: 2,
+      password: '[redacted]',
+      imap: { user: 'support', password: '[redacted]' },
+      provider: { smtp: { password: '[redacted]', host: 'relay' } },
+      ingest: { signingSecrets: '[redacted]' },
+      req: {
+        method: 'POST',
+        url: '/v1/events',
+        headers: { authorization: '[redacted]', 'x-singleshot-signature': '[redacted]', 'content-type': 'application/json' },
+      },
+      request: { headers: { Authorization: '[redacted]' } },
+    });
+  });
+});

@@ -1,0 +1,62 @@
+import { hostname } from 'node:os';
+import pino from 'pino';
+
+/** pino's logger. Callers derive per-job loggers with `logger.child({ operationKey, messageKey, jobId, attempt })`. */
+export type Logger = pino.Logger;
+
+export const REDACTED = '[redacted]';
+
+/** Keys whose values are credentials wherever they appear (up to a few levels deep). */
+const SECRET_KEYS = [
+  'password',
+  'secret',
+  'token',
+  'authorization',
+  'Authorization',
+  'cookie',
+  'signature',
+  'signingSecrets',
+  'apiKey',
+];
+
+/**
+ * Redaction paths. The redactor has no recursive wildcard, so each key is
+ * listed at the top level and under one to three wildcard levels; deeper
+ * structures (a whole config) must go through redactConfig before logging.
+ * Headers get explicit paths because their names carry dashes.
+ */
+export const REDACT_PATHS: readonly string[] = [
+  ...SECRET_KEYS.flatMap((key) => [key, `*.${key}`, `*.*.${key}`, `*.*.*.${key}`]),
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-singleshot-signature"]',
+  'headers["x-singleshot-signature"]',
+  '*.headers["x-singleshot-signature"]',
+  'headers["x-api-key"]',
+  '*.headers["x-api-key"]',
+];
+
+export interface CreateLoggerOptions {
+  /** Name of the app (`ingest`, `delivery`, …), on every line as `app`. */
+  app: string;
+  /** pino level; default `info`. */
+  level?: string;
+  /** Where lines go; default stdout. Tests pass a stream to read them back. */
+  destination?: pino.DestinationStream;
+}
+
+/**
+ * A JSON logger: one line per entry with `app`, `pid` and `hostname` (several
+ * replicas of one app share a host and a log pipeline), an ISO `time`, the
+ * level as a word, and secrets replaced by `"[redacted]"`.
+ */
+export function createLogger(options: CreateLoggerOptions): Logger {
+  const config: pino.LoggerOptions = {
+    level: options.level ?? 'info',
+    base: { app: options.app, pid: process.pid, hostname: hostname() },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    redact: { paths: [...REDACT_PATHS], censor: REDACTED },
+  };
+  return options.destination ? pino(config, options.destination) : pino(config);
+}

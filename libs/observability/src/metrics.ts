@@ -1,0 +1,179 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { cachedSource, type SourceOptions, type SourceResult } from './cached-source';
+
+export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+export type QueueState = (typeof QUEUE_STATES)[number];
+
+/** Label values, for callers and dashboards (CONTRACT.md "Metrics"). */
+export const EVENT_RESULTS = ['accepted', 'duplicate', 'invalid'] as const;
+export const DUPLICATE_STAGES = ['ingest', 'decision', 'delivery'] as const;
+export const DELIVERY_RESULTS = ['sent', 'retry', 'in_doubt', 'dead', 'suppressed'] as const;
+export const RECONCILIATION_OUTCOMES = ['found', 'not_found', 'unsupported', 'error'] as const;
+
+export interface QueueCounts {
+  queue: string;
+  counts: Record<QueueState, number>;
+}
+
+export interface DlqDepth {
+  queue: string;
+  depth: number;
+}
+
+/** 1 ms … 60 s: a Redis round trip up to a slow SMTP relay. */
+export const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/**
+ * End to end includes retries, and retry backoff is capped at 10 minutes by
+ * default, so this one goes further than the per-call buckets.
+ */
+export const END_TO_END_BUCKETS = [...DURATION_BUCKETS, 120, 300, 600, 1800];
+
+/** Every metric of singleshot, typed by its labels. */
+export interface Metrics {
+  registry: Registry;
+  eventsReceived: Counter<'source' | 'result'>;
+  duplicatesSuppressed: Counter<'stage' | 'reason'>;
+  lockConflicts: Counter<'queue'>;
+  deliveries: Counter<'channel' | 'provider' | 'result'>;
+  deliveryDuration: Histogram<'channel' | 'provider'>;
+  /** First arrival of the message to provider acceptance. */
+  endToEnd: Histogram<'channel'>;
+  /** A holder tried to commit with a superseded fence (it lost its lease). */
+  staleCommits: Counter<'queue'>;
+  inDoubt: Counter<'channel' | 'provider'>;
+  reconciliations: Counter<'provider' | 'outcome'>;
+  /** Mails keyed by the fallback fingerprint (no usable Message-ID): collisions are possible. */
+  fingerprintFallbacks: Counter<'source'>;
+  ingestRequestDuration: Histogram<'route' | 'status'>;
+  dead: Counter<'channel' | 'reason'>;
+  suppressed: Counter<'reason'>;
+  /** Filled at scrape time from the source given to setQueueSource. */
+  queueJobs: Gauge<'queue' | 'state'>;
+  /** Filled at scrape time from the source given to setDlqSource. */
+  dlqDepth: Gauge<'queue'>;
+  /** Where `singleshot_queue_jobs` comes from; called at most once per `cacheMs` (2 s). Replaces any earlier source. */
+  setQueueSource(fetch: () => Promise<QueueCounts[]>, options?: SourceOptions): void;
+  /** Where `singleshot_dlq_depth` comes from; called at most once per `cacheMs` (2 s). Replaces any earlier source. */
+  setDlqSource(fetch: () => Promise<DlqDepth[]>, options?: SourceOptions): void;
+}
+
+// One Metrics per registry: in the embedded mode several apps share a process,
+// and registering a metric name twice in one registry throws.
+const byRegistry = new WeakMap<Registry, Metrics>();
+
+/**
+ * The metrics of CONTRACT.md plus singleshot's own, registered in `registry`
+ * together with the standard process metrics (`process_*`, `nodejs_*`).
+ * Calling it again with the same registry returns the same object.
+ */
+export function createMetrics(registry: Registry = new Registry()): Metrics {
+  const existing = byRegistry.get(registry);
+  if (existing) return existing;
+
+  // The registry may already carry the defaults (e.g. prom-client's global one).
+  if (!registry.getSingleMetric('process_cpu_user_seconds_total')) collectDefaultMetrics({ register: registry });
+
+  const registers = [registry];
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> =>
+    new Counter<L>({ name, help, labelNames, registers });
+  const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]): Histogram<L> =>
+    new Histogram<L>({ name, help, labelNames, buckets, registers });
+
+  let queueSource: (() => Promise<SourceResult<QueueCounts[]>>) | undefined;
+  let dlqSource: (() => Promise<SourceResult<DlqDepth[]>>) | undefined;
+
+  const queueJobs = new Gauge<'queue' | 'state'>({
+    name: 'singleshot_queue_jobs',
+    help: 'Jobs per queue and state, read from Redis at scrape time (cached 2 s).',
+    labelNames: ['queue', 'state'],
+    registers,
+    async collect() {
+      if (!queueSource) return;
+      const result = await queueSource();
+      // A failed read empties the gauge: no series beats a stale depth that looks healthy.
+      this.reset();
+      if (!result.ok) return;
+      for (const { queue, counts } of result.value) {
+        for (const state of QUEUE_STATES) this.set({ queue, state }, counts[state] ?? 0);
+      }
+    },
+  });
+
+  const dlqDepth = new Gauge<'queue'>({
+    name: 'singleshot_dlq_depth',
+    help: 'Dead operations waiting in each dead-letter queue, read at scrape time (cached 2 s).',
+    labelNames: ['queue'],
+    registers,
+    async collect() {
+      if (!dlqSource) return;
+      const result = await dlqSource();
+      this.reset();
+      if (!result.ok) return;
+      for (const { queue, depth } of result.value) this.set({ queue }, depth);
+    },
+  });
+
+  const metrics: Metrics = {
+    registry,
+    eventsReceived: counter('singleshot_events_received_total', 'Events and mails received, by source and result.', [
+      'source',
+      'result',
+    ]),
+    duplicatesSuppressed: counter(
+      'singleshot_duplicates_suppressed_total',
+      'Arrivals or attempts recognized as duplicates, by stage and reason.',
+      ['stage', 'reason'],
+    ),
+    lockConflicts: counter('singleshot_lock_conflicts_total', 'Claims that found the operation locked by another holder.', [
+      'queue',
+    ]),
+    deliveries: counter('singleshot_deliveries_total', 'Delivery attempts by outcome.', ['channel', 'provider', 'result']),
+    deliveryDuration: histogram(
+      'singleshot_delivery_duration_seconds',
+      'Duration of one provider call.',
+      ['channel', 'provider'],
+      DURATION_BUCKETS,
+    ),
+    endToEnd: histogram(
+      'singleshot_end_to_end_seconds',
+      'First arrival of a message to provider acceptance of its notification.',
+      ['channel'],
+      END_TO_END_BUCKETS,
+    ),
+    staleCommits: counter('singleshot_stale_commits_total', 'Commits rejected because the fence token was superseded.', [
+      'queue',
+    ]),
+    inDoubt: counter('singleshot_in_doubt_total', 'Provider calls whose outcome is unknown (timeout or reset after writing).', [
+      'channel',
+      'provider',
+    ]),
+    reconciliations: counter('singleshot_reconciliations_total', 'Reconciliations of in-doubt operations, by outcome.', [
+      'provider',
+      'outcome',
+    ]),
+    fingerprintFallbacks: counter(
+      'singleshot_fingerprint_fallbacks_total',
+      'Mails identified by the fallback fingerprint because they had no usable Message-ID.',
+      ['source'],
+    ),
+    ingestRequestDuration: histogram(
+      'singleshot_ingest_request_duration_seconds',
+      'Duration of ingest HTTP requests, by route and status code.',
+      ['route', 'status'],
+      DURATION_BUCKETS,
+    ),
+    dead: counter('singleshot_dead_total', 'Operations moved to the dead-letter queue, by reason.', ['channel', 'reason']),
+    suppressed: counter('singleshot_suppressed_total', 'Operations suppressed on purpose (rate limit, rule).', ['reason']),
+    queueJobs,
+    dlqDepth,
+    setQueueSource(fetch, options) {
+      queueSource = cachedSource(fetch, options);
+    },
+    setDlqSource(fetch, options) {
+      dlqSource = cachedSource(fetch, options);
+    },
+  };
+  byRegistry.set(registry, metrics);
+  return metrics;
+}

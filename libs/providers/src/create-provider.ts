@@ -1,0 +1,26 @@
+import { ValidationError } from '@singleshot/core';
+import { HttpProvider } from './http-provider';
+import { LogProvider } from './log-provider';
+import { SmtpProvider } from './smtp-provider';
+import type { Provider, ProviderDeps, ProviderOptions } from './provider';
+
+/**
+ * Builds a provider from its (already validated) config entry. Throws
+ * ValidationError (code INVALID_PROVIDER_CONFIG) for options no send could
+ * work with (a URL that is not http(s), a `from` without an address), so a bad
+ * config stops the process at start instead of filling the DLQ.
+ */
+export function createProvider(options: ProviderOptions, deps: ProviderDeps = {}): Provider {
+  switch (options.type) {
+    case 'http':
+      return new HttpProvider(options, deps);
+    case 'smtp':
+      return new SmtpProvider(options, deps);
+    case 'log':
+      return new LogProvider(options);
+    default: {
+      const type = (options as { type?: unknown }).type;
+      throw new ValidationError(`unknown provider type: ${String(type)}`, { type }, 'INVALID_PROVIDER_CONFIG');
+    }
+  }
+}

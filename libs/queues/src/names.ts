@@ -1,0 +1,11 @@
+/** Queue names. BullMQ's prefix comes from KeyBuilder.queuePrefix. */
+export const QUEUES = {
+  /** One job per message (jobId = message key): classify, route, fan out. */
+  decide: 'decide',
+  /** One job per operation (jobId = operation key): claim, send, commit. */
+  deliver: 'deliver',
+  /** Dead operations with their full context; never processed, only listed and replayed. */
+  dead: 'dead',
+} as const;
+
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

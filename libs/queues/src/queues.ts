@@ -1,0 +1,70 @@
+import { Queue, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { DecideJobData, DeliverJobData } from '@singleshot/core';
+import { QUEUES } from './names';
+import type { DeadJobData } from './schemas';
+
+/**
+ * Job retention is for operators, not dedup (invariant 8): dedup lives in the
+ * message and operation records, which outlive these jobs.
+ */
+const DECIDE_OPTIONS: JobsOptions = {
+  attempts: 50,
+  backoff: { type: 'exponential', delay: 500 },
+  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 86_400 },
+};
+
+const DELIVER_OPTIONS: JobsOptions = {
+  // Retries of provider errors are scheduled by the delivery worker itself
+  // (moveToDelayed, attempts counted in the operation state). BullMQ attempts only
+  // cover infrastructure failures inside the worker, such as Redis going away.
+  attempts: 50,
+  backoff: { type: 'exponential', delay: 500 },
+  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 86_400 },
+};
+
+export interface Queues {
+  decide: Queue<DecideJobData>;
+  deliver: Queue<DeliverJobData>;
+  dead: Queue<DeadJobData>;
+  close(): Promise<void>;
+}
+
+/** Opens the three queues on one connection with the given BullMQ prefix. */
+export function openQueues(connection: Redis, prefix: string): Queues {
+  const decide = new Queue<DecideJobData>(QUEUES.decide, { connection, prefix });
+  const deliver = new Queue<DeliverJobData>(QUEUES.deliver, { connection, prefix });
+  const dead = new Queue<DeadJobData>(QUEUES.dead, { connection, prefix });
+  for (const q of [decide, deliver, dead]) q.on('error', () => undefined);
+  return {
+    decide,
+    deliver,
+    dead,
+    close: async () => {
+      await Promise.all([decide.close(), deliver.close(), dead.close()]);
+    },
+  };
+}
+
+/** Adds the decide job of a message; jobId = message key, so concurrent adds collapse. */
+export async function enqueueDecide(queue: Queue<DecideJobData>, data: DecideJobData): Promise<void> {
+  await queue.add('decide', data, { ...DECIDE_OPTIONS, jobId: data.messageKey });
+}
+
+/** Adds every deliver job of a decision in one round trip; jobId = operation key. */
+export async function enqueueDeliveries(queue: Queue<DeliverJobData>, jobs: DeliverJobData[]): Promise<void> {
+  if (jobs.length === 0) return;
+  await queue.addBulk(
+    jobs.map((data) => ({ name: 'deliver', data, opts: { ...DELIVER_OPTIONS, jobId: data.operationKey } })),
+  );
+}
+
+/**
+ * Records a dead operation. jobId = operation key: a redelivered job that finds
+ * the operation already dead re-adds the same record, which is a no-op.
+ */
+export async function addDead(queue: Queue<DeadJobData>, record: DeadJobData): Promise<void> {
+  await queue.add('dead', record, { jobId: record.operationKey, removeOnComplete: false, removeOnFail: false });
+}

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+
+/**
+ * Job payloads are validated at the worker boundary: a job written by an older
+ * or foreign producer that does not match is poison and goes to the DLQ at once.
+ */
+const hexKey = z.string().regex(/^[0-9a-f]{64}$/, 'expected a 64-hex key');
+
+export const eventInputSchema = z.object({
+  kind: z.literal('event'),
+  source: z.string().min(1),
+  eventId: z.string().min(1),
+  type: z.string().min(1),
+  recipients: z.array(z.string().min(1)).optional(),
+  data: z.record(z.string(), z.unknown()),
+});
+
+export const mailInputSchema = z.object({
+  kind: z.literal('mail'),
+  source: z.literal('mail'),
+  mailboxId: z.string().min(1),
+  messageId: z.string().nullable(),
+  identity: z.enum(['message-id', 'fingerprint']),
+  from: z.string(),
+  to: z.string(),
+  subject: z.string(),
+  date: z.string(),
+  excerpt: z.string(),
+  headers: z.record(z.string(), z.string()),
+  sizeBytes: z.number().int().nonnegative(),
+  note: z.string().optional(),
+});
+
+export const decideJobSchema = z.object({
+  messageKey: hexKey,
+  firstArrivalAt: z.number().int().positive(),
+  via: z.string().min(1),
+  input: z.discriminatedUnion('kind', [eventInputSchema, mailInputSchema]),
+});
+
+export const deliverJobSchema = z.object({
+  operationKey: hexKey,
+  messageKey: hexKey,
+  route: z.string().min(1),
+  action: z.string().min(1),
+  recipient: z.string().min(1),
+  channel: z.string().min(1),
+  subject: z.string(),
+  text: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  firstArrivalAt: z.number().int().positive(),
+});
+
+export const attemptRecordSchema = z.object({
+  at: z.number(),
+  attempt: z.number(),
+  fence: z.string(),
+  outcome: z.string(),
+  provider: z.string().optional(),
+  externalId: z.string().optional(),
+  errorCode: z.string().optional(),
+  error: z.string().optional(),
+  durationMs: z.number().optional(),
+  note: z.string().optional(),
+});
+
+/** The DLQ record: everything needed to understand and replay a dead operation. */
+export const deadJobSchema = z.object({
+  operationKey: z.string().min(1),
+  job: deliverJobSchema.or(z.record(z.string(), z.unknown())),
+  reason: z.string().min(1),
+  error: z.object({ code: z.string(), message: z.string() }),
+  attempts: z.array(attemptRecordSchema),
+  diedAt: z.number(),
+});
+
+export type DeadJobData = z.infer<typeof deadJobSchema>;
+
+/** Flattens zod issues into `path: message` lines for errors and DLQ records. */
+export function formatIssues(error: z.ZodError): string[] {
+  return error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+}

@@ -1,0 +1,58 @@
+import { ConfigError, loadConfig, type Config } from '@singleshot/config';
+import { startHealthServer, type HealthServer } from '@singleshot/observability';
+import { createRuntime, type Runtime } from './runtime';
+import { onShutdown } from './shutdown';
+
+/**
+ * Loads the config or exits with every problem listed by path (never a stack
+ * trace for a typo in a YAML file).
+ */
+export function loadConfigOrExit(file?: string): Config {
+  try {
+    return loadConfig(file ? { file } : {}).config;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+/**
+ * The `main.ts` of a worker app run alone (one container each): runtime,
+ * the app, a health/metrics server on `metricsPort` (0 = free port, logged),
+ * graceful shutdown.
+ */
+export async function runWorkerApp(
+  app: string,
+  metricsPort: (config: Config) => number,
+  start: (rt: Runtime) => { close(): Promise<void> },
+  ready: (rt: Runtime) => Promise<{ ok: boolean; checks: Record<string, string> }> = defaultReady,
+): Promise<void> {
+  const config = loadConfigOrExit();
+  const rt = await createRuntime(config, { app });
+  const instance = start(rt);
+  const health: HealthServer = await startHealthServer({
+    port: metricsPort(config),
+    registry: rt.metrics.registry,
+    ready: () => ready(rt),
+    logger: rt.logger,
+  });
+  rt.logger.info({ metricsPort: health.port }, `${app} started`);
+  onShutdown(rt.logger, async () => {
+    await instance.close();
+    await health.close();
+    await rt.close();
+  });
+}
+
+/** Ready when Redis answers. */
+export async function defaultReady(rt: Runtime): Promise<{ ok: boolean; checks: Record<string, string> }> {
+  try {
+    await rt.redis.ping();
+    return { ok: true, checks: { redis: 'ok' } };
+  } catch (err) {
+    return { ok: false, checks: { redis: `unreachable: ${(err as Error).message}` } };
+  }
+}

@@ -1,0 +1,3 @@
+export * from './runtime';
+export * from './shutdown';
+export * from './app-main';

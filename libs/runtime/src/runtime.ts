@@ -1,0 +1,124 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Config } from '@singleshot/config';
+import { createLogger, createMetrics, type Logger, type Metrics } from '@singleshot/observability';
+import {
+  KeyBuilder,
+  JournalReader,
+  MessageStore,
+  OperationStore,
+  checkRedisServer,
+  createRedis,
+  type ConnectionRole,
+} from '@singleshot/store';
+import { openQueues, type Queues } from '@singleshot/queues';
+
+/**
+ * The explicit dependency bag every app is built from (graphile-worker style):
+ * config, scoped logger, metrics, Redis connections, stores and queues. Built in
+ * plain code by each app's `main.ts`, or once by `singleshot start` for several
+ * apps in one process. No container, no magic.
+ */
+export interface Runtime {
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  keys: KeyBuilder;
+  /** State scripts and reads; queues commands while reconnecting. */
+  redis: Redis;
+  /** Ingest path: fails fast while Redis is away (answers 503, never a false 2xx). */
+  producer: Redis;
+  operations: OperationStore;
+  messages: MessageStore;
+  journal: JournalReader;
+  /** Queues on the `client` connection (decision and delivery enqueue here). */
+  queues: Queues;
+  /** Queues on the `producer` connection (ingest enqueues here). */
+  producerQueues: Queues;
+  /** A new connection for a BullMQ worker or a blocking read; closed by `close()`. */
+  connect(role: ConnectionRole, name: string): Redis;
+  /** Unique per process: shows up as the lock owner of operations. */
+  workerId: string;
+  retentionMs: number;
+  close(): Promise<void>;
+}
+
+export function retentionMsOf(config: Config): number {
+  return Math.round(config.retention.days * 86_400_000);
+}
+
+export async function createRuntime(config: Config, options: { app: string; logger?: Logger; metrics?: Metrics }): Promise<Runtime> {
+  const logger = options.logger ?? createLogger({ app: options.app, level: config.log.level });
+  const metrics = options.metrics ?? createMetrics();
+  const keys = new KeyBuilder(config.redis.keyPrefix, config.redis.shards);
+  const retentionMs = retentionMsOf(config);
+  const extra: Redis[] = [];
+  const connect = (role: ConnectionRole, name: string): Redis => {
+    const connection = createRedis({
+      url: config.redis.url,
+      role,
+      name: `singleshot:${options.app}:${name}`,
+      ...(config.redis.password ? { password: config.redis.password } : {}),
+      ...(config.redis.tls ? { tls: config.redis.tls } : {}),
+    });
+    extra.push(connection);
+    return connection;
+  };
+  const redis = connect('client', 'client');
+  const producer = connect('producer', 'producer');
+  let lastState = '';
+  for (const [label, connection] of [['client', redis], ['producer', producer]] as const) {
+    connection.on('error', (err: Error) => {
+      const state = `${label}:${(err as { code?: string }).code ?? err.name}`;
+      if (state !== lastState) logger.warn({ connection: label, err: { code: (err as { code?: string }).code, message: err.message } }, 'redis connection error');
+      lastState = state;
+    });
+    connection.on('ready', () => {
+      if (lastState) logger.info({ connection: label }, 'redis connection ready');
+      lastState = '';
+    });
+  }
+
+  if (config.redis.checkOnStart) {
+    try {
+      const { version, problems } = await checkRedisServer(redis);
+      for (const problem of problems) logger.warn({ redisVersion: version }, problem);
+    } catch (err) {
+      logger.warn({ err }, 'could not check the Redis server configuration');
+    }
+  }
+
+  const queues = openQueues(redis, keys.queuePrefix);
+  const producerQueues = openQueues(producer, keys.queuePrefix);
+  // Read on scrape (cached 2 s by the metrics lib), so a scrape storm cannot hammer Redis.
+  metrics.setQueueSource(async () =>
+    Promise.all(
+      [queues.decide, queues.deliver].map(async (q) => {
+        const c = await q.getJobCounts('waiting', 'active', 'delayed', 'failed');
+        return { queue: q.name, counts: { waiting: c.waiting ?? 0, active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0 } };
+      }),
+    ),
+  );
+  metrics.setDlqSource(async () => [{ queue: queues.dead.name, depth: await queues.dead.getWaitingCount() }]);
+  return {
+    config,
+    logger,
+    metrics,
+    keys,
+    redis,
+    producer,
+    operations: new OperationStore(redis, keys, { retentionMs }),
+    messages: new MessageStore(redis, keys, { retentionMs }),
+    journal: new JournalReader(redis, keys),
+    queues,
+    producerQueues,
+    connect,
+    workerId: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    retentionMs,
+    close: async () => {
+      await Promise.allSettled([queues.close(), producerQueues.close()]);
+      await Promise.allSettled(extra.map((c) => c.quit().catch(() => c.disconnect())));
+    },
+  };
+}
