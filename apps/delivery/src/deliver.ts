@@ -211,8 +211,8 @@ async function sendClaimed(job: DeliverJobData, deps: DeliverDeps, claim: ClaimS
       const error = describeError(err);
       const kind = classifyError(err);
       deps.metrics.deliveryDuration.observe({ channel: job.channel, provider: provider.name }, (now() - startedAt) / 1000);
-      // Lost the lease mid-call: the next holder reconciles whatever happened.
-      if (claim.keeper.lost()) return { kind: 'stale' };
+      // A holder that lost its lease mid-call still goes through the fenced
+      // commit below: the fence rejects it (and counts it) if a later claim exists.
       if (kind === 'permanent') {
         record({ outcome: 'dead', provider: provider.name, errorCode: error.code, error: error.message, durationMs: now() - startedAt });
         return goDead('permanent', error, provider.name);

@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventMessageKey, operationKey, parseAction } from '@singleshot/core';
+import type { Runtime } from '@singleshot/runtime';
+import {
+  spawnApps,
+  startHttpSink,
+  startTestRedis,
+  testConfig,
+  testRuntime,
+  waitUntil,
+  writeConfigFile,
+  type AppProcess,
+  type HttpSink,
+  type TestRedis,
+} from '@singleshot/test-harness';
+
+// The headline promise: the same business event posted many times, concurrently
+// and later, gives exactly one provider call and one `sent` journal entry.
+describe('one event, many arrivals', () => {
+  let redis: TestRedis;
+  let sink: HttpSink;
+  let fleet: AppProcess;
+  let rt: Runtime;
+  let base: string;
+  let cleanup: () => void;
+
+  beforeAll(async () => {
+    redis = await startTestRedis();
+    sink = await startHttpSink();
+    const config = testConfig({
+      redisUrl: redis.url,
+      routes: [{ name: 'orders', match: { source: 'shop', type: 'order.created' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { subject: 'Order {{data.orderId}}', text: 'Order {{data.orderId}} was created' } }],
+      providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 2000 }] },
+    });
+    const written = writeConfigFile(config);
+    cleanup = written.cleanup;
+    fleet = spawnApps('ingest,decision,delivery', written.file);
+    base = `http://127.0.0.1:${await fleet.metricsPort()}`;
+    rt = await testRuntime(config);
+  });
+
+  afterAll(async () => {
+    await fleet?.stop();
+    await rt?.close();
+    await sink?.close();
+    await redis?.destroy();
+    cleanup?.();
+  });
+
+  const post = (body: unknown) =>
+    fetch(`${base}/v1/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  it('20 concurrent posts and 5 later ones make one provider call and one sent entry', async () => {
+    const event = { id: 'evt-123', source: 'shop', type: 'order.created', recipients: ['a@example.com'], data: { orderId: 'o-9' } };
+    const concurrent = await Promise.all(Array.from({ length: 20 }, () => post(event)));
+    const bodies = await Promise.all(concurrent.map((r) => r.json() as Promise<{ status: string; messageKey: string }>));
+    expect(concurrent.map((r) => r.status)).toEqual(Array(20).fill(202));
+    expect(bodies.filter((b) => b.status === 'accepted')).toHaveLength(1);
+    expect(bodies.filter((b) => b.status === 'duplicate')).toHaveLength(19);
+    const messageKey = eventMessageKey('shop', 'evt-123');
+    expect(new Set(bodies.map((b) => b.messageKey))).toEqual(new Set([messageKey]));
+
+    const opKey = operationKey({ messageKey, action: parseAction('notify'), recipient: 'a@example.com', channel: 'webhook' });
+    await waitUntil(async () => (await rt.operations.get(opKey))?.status === 'sent', 'the operation to be sent');
+
+    const later = [];
+    for (let i = 0; i < 5; i++) later.push(await post(event));
+    expect(later.map((r) => r.status)).toEqual(Array(5).fill(202));
+    expect((await Promise.all(later.map((r) => r.json() as Promise<{ status: string }>))).map((b) => b.status)).toEqual(Array(5).fill('duplicate'));
+
+    // Give a wrongly re-created job every chance to run before counting.
+    await waitUntil(async () => (await rt.queues.deliver.getJobCounts('waiting', 'active', 'delayed')).waiting === 0, 'queues to drain');
+    expect(sink.countFor(opKey)).toBe(1);
+    expect(sink.requests).toHaveLength(1);
+    const record = await rt.operations.get(opKey);
+    const entries = await rt.journal.forOperation(opKey, record!.journalIds);
+    expect(entries.filter((e) => e.type === 'sent')).toHaveLength(1);
+    expect(record).toMatchObject({ status: 'sent', provider: 'primary', externalId: sink.accepted.get(opKey)!.id });
+    const message = await rt.messages.get(messageKey);
+    expect(message).toMatchObject({ arrivals: 25, operations: [opKey] });
+    expect(await fleet.metric('singleshot_duplicates_suppressed_total', { stage: 'ingest' })).toBe(24);
+  });
+
+  it('fans one event out to one operation per recipient', async () => {
+    const event = { id: 'evt-fan', source: 'shop', type: 'order.created', recipients: ['a@example.com', 'B@example.com', 'c@example.com'], data: { orderId: 'o-10' } };
+    await Promise.all(Array.from({ length: 3 }, () => post(event)));
+    const messageKey = eventMessageKey('shop', 'evt-fan');
+    const ops = ['a@example.com', 'b@example.com', 'c@example.com'].map((recipient) =>
+      operationKey({ messageKey, action: parseAction('notify'), recipient, channel: 'webhook' }),
+    );
+    await sink.waitFor((s) => ops.every((k) => s.accepted.has(k)), { timeoutMs: 30_000, what: 'three notifications' });
+    expect(ops.map((k) => sink.countFor(k))).toEqual([1, 1, 1]);
+  });
+});
