@@ -1,13 +1,16 @@
 import { defineConfig } from 'vitest/config';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = dirname(fileURLToPath(import.meta.url));
 
 // Mirror tsconfig.base.json paths so tests resolve @singleshot/* exactly as tsc and esbuild do.
-const base = JSON.parse(readFileSync(resolve(__dirname, 'tsconfig.base.json'), 'utf8')) as {
+const base = JSON.parse(readFileSync(resolve(root, 'tsconfig.base.json'), 'utf8')) as {
   compilerOptions: { paths: Record<string, string[]> };
 };
 const alias = Object.fromEntries(
-  Object.entries(base.compilerOptions.paths).map(([name, [target]]) => [name, resolve(__dirname, target as string)]),
+  Object.entries(base.compilerOptions.paths).map(([name, [target]]) => [name, resolve(root, target as string)]),
 );
 
 export default defineConfig({
