@@ -21,7 +21,7 @@ export interface DecideDeps {
   /** Records the decision; false when the message was decided before. */
   markDecided(messageKey: string, operationKeys: string[]): Promise<boolean>;
   logger: Logger;
-  metrics: Pick<Metrics, 'duplicatesSuppressed'>;
+  metrics: Pick<Metrics, 'duplicatesSuppressed' | 'unrouted'>;
 }
 
 export interface DecideOutcome {
@@ -105,7 +105,8 @@ export async function decide(data: DecideJobData, deps: DecideDeps): Promise<Dec
   await deps.enqueueDeliveries(jobs);
   const first = await deps.markDecided(data.messageKey, jobs.map((j) => j.operationKey));
   if (!first) deps.metrics.duplicatesSuppressed.inc({ stage: 'decision', reason: 'redelivered' });
-  if (unrouted) {
+  if (unrouted && first) {
+    deps.metrics.unrouted.inc({ reason: unrouted });
     deps.logger.warn({ messageKey: data.messageKey, reason: unrouted, source: data.input.source }, 'message made no operation');
   }
   return { operations: jobs.length, redelivered: !first, ...(unrouted ? { unrouted } : {}) };

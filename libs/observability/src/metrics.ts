@@ -48,6 +48,18 @@ export interface Metrics {
   ingestRequestDuration: Histogram<'route' | 'status'>;
   dead: Counter<'channel' | 'reason'>;
   suppressed: Counter<'reason'>;
+  /** A channel moved on to its next provider (only after a definite failure). */
+  fallbackSwitches: Counter<'channel' | 'from' | 'to'>;
+  /** Circuit breaker per provider: 0 closed, 1 half-open, 2 open. */
+  breakerState: Gauge<'channel' | 'provider'>;
+  /** Seconds since the last successful poll of a mailbox. */
+  imapPollLag: Gauge<'mailbox'>;
+  /** Dead or suppressed operations replayed, by who asked (cli, api, dashboard). */
+  replays: Counter<'via' | 'result'>;
+  /** Messages that made no operation (no route matched, or no recipients). */
+  unrouted: Counter<'reason'>;
+  /** Operations currently in doubt, read at scrape time from the source given to setInDoubtSource. */
+  operationsInDoubt: Gauge<string>;
   /** Filled at scrape time from the source given to setQueueSource. */
   queueJobs: Gauge<'queue' | 'state'>;
   /** Filled at scrape time from the source given to setDlqSource. */
@@ -56,6 +68,8 @@ export interface Metrics {
   setQueueSource(fetch: () => Promise<QueueCounts[]>, options?: SourceOptions): void;
   /** Where `singleshot_dlq_depth` comes from; called at most once per `cacheMs` (2 s). Replaces any earlier source. */
   setDlqSource(fetch: () => Promise<DlqDepth[]>, options?: SourceOptions): void;
+  /** Where `singleshot_operations_in_doubt` comes from; cached like the others. */
+  setInDoubtSource(fetch: () => Promise<number>, options?: SourceOptions): void;
 }
 
 // One Metrics per registry: in the embedded mode several apps share a process,
@@ -82,6 +96,19 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
 
   let queueSource: (() => Promise<SourceResult<QueueCounts[]>>) | undefined;
   let dlqSource: (() => Promise<SourceResult<DlqDepth[]>>) | undefined;
+  let inDoubtSource: (() => Promise<SourceResult<number>>) | undefined;
+
+  const operationsInDoubt = new Gauge({
+    name: 'singleshot_operations_in_doubt',
+    help: 'Operations currently in doubt (provider may have accepted; awaiting reconciliation), read at scrape time.',
+    registers,
+    async collect() {
+      if (!inDoubtSource) return;
+      const result = await inDoubtSource();
+      this.reset();
+      if (result.ok) this.set(result.value);
+    },
+  });
 
   const queueJobs = new Gauge<'queue' | 'state'>({
     name: 'singleshot_queue_jobs',
@@ -165,8 +192,31 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     ),
     dead: counter('singleshot_dead_total', 'Operations moved to the dead-letter queue, by reason.', ['channel', 'reason']),
     suppressed: counter('singleshot_suppressed_total', 'Operations suppressed on purpose (rate limit, rule).', ['reason']),
+    fallbackSwitches: counter('singleshot_fallback_switches_total', 'A channel moved on to its next provider after a definite failure.', [
+      'channel',
+      'from',
+      'to',
+    ]),
+    breakerState: new Gauge<'channel' | 'provider'>({
+      name: 'singleshot_provider_breaker_state',
+      help: 'Circuit breaker state per provider: 0 closed, 1 half-open, 2 open.',
+      labelNames: ['channel', 'provider'],
+      registers,
+    }),
+    imapPollLag: new Gauge<'mailbox'>({
+      name: 'singleshot_imap_poll_lag_seconds',
+      help: 'Seconds since the last successful poll of a mailbox.',
+      labelNames: ['mailbox'],
+      registers,
+    }),
+    replays: counter('singleshot_replays_total', 'Dead or suppressed operations replayed, by who asked and result.', ['via', 'result']),
+    unrouted: counter('singleshot_unrouted_total', 'Messages that made no operation, by reason.', ['reason']),
+    operationsInDoubt,
     queueJobs,
     dlqDepth,
+    setInDoubtSource(fetch, options) {
+      inDoubtSource = cachedSource(fetch, options);
+    },
     setQueueSource(fetch, options) {
       queueSource = cachedSource(fetch, options);
     },
