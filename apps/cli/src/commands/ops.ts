@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { KeyBuilder, JournalReader, MessageStore, OperationStore, createRedis } from '@singleshot/store';
+import { KeyBuilder, JournalReader, MessageStore, OperationStore, createRedis, waitForReady } from '@singleshot/store';
 import { loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
 import { formatTime, printTable } from '../format';
 
@@ -13,6 +13,7 @@ export async function withStores<T>(
   const keys = new KeyBuilder(config.redis.keyPrefix, config.redis.shards);
   const retentionMs = retentionMsOf(config);
   try {
+    await waitForReady(redis);
     return await fn({
       operations: new OperationStore(redis, keys, { retentionMs }),
       messages: new MessageStore(redis, keys, { retentionMs }),
