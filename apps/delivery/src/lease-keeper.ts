@@ -33,7 +33,13 @@ export function keepLease(input: {
 
   const timer = setInterval(
     () => {
-      if (stopped || inFlight) return;
+      if (stopped) return;
+      if (inFlight) {
+        // An extension that never answers (the client connection queues commands
+        // while Redis is away) must not keep a holder alive past its lease.
+        if (now() >= leaseUntil) lose('lease ran out while an extension did not answer');
+        return;
+      }
       inFlight = true;
       const startedAt = now();
       input

@@ -37,7 +37,15 @@ export function createIngestApp({ ctx, registry, ready, providerWebhooks }: Inge
   app.get('/metrics', (req, res) => void metricsHandler(registry)(req, res));
 
   // Raw bodies everywhere: signatures are computed over the exact bytes.
-  const raw = express.raw({ type: () => true, limit: ctx.maxBodyBytes });
+  const parseRaw = express.raw({ type: () => true, limit: ctx.maxBodyBytes });
+  // A request without body framing (no Content-Length, no chunked encoding)
+  // leaves req.body undefined in express 5; it is an empty body, and must get a
+  // 4xx like one instead of a 500 from hashing `undefined`.
+  const emptyIfNone = (req: Request, _res: Response, next: NextFunction) => {
+    if (!Buffer.isBuffer(req.body)) req.body = Buffer.alloc(0);
+    next();
+  };
+  const raw = [parseRaw, emptyIfNone];
   const signed = (req: Request, res: Response, next: NextFunction) => {
     if (verifySignature(req.body as Buffer, req.get(SIGNATURE_HEADER), ctx.signingSecrets)) return next();
     ctx.metrics.eventsReceived.inc({ source: 'unknown', result: 'invalid' });

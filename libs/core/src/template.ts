@@ -6,7 +6,9 @@ export function renderTemplate(template: string, context: Record<string, unknown
   return template.replace(/\{\{\s*([A-Za-z0-9_.$-]+)\s*\}\}/g, (_m, path: string) => {
     let value: unknown = context;
     for (const part of path.split('.')) {
-      if (value === null || typeof value !== 'object') return '';
+      // Own properties only: `{{constructor}}` or `{{data.toString}}` would
+      // otherwise render function source or the prototype instead of ''.
+      if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) return '';
       value = (value as Record<string, unknown>)[part];
     }
     if (value === undefined || value === null) return '';

@@ -149,3 +149,19 @@ describe('redis check', () => {
     await redis.config('SET', 'maxmemory-policy', 'noeviction');
   });
 });
+
+describe('commit idempotency', () => {
+  // ioredis re-sends commands left unanswered when Redis died; a commit applied
+  // just before the crash must not journal twice when it arrives again.
+  it('a repeated sent commit with the same fence is a no-op', async () => {
+    const claim = await ops.claim(base(op(7)));
+    if (claim.kind !== 'claimed') throw new Error('expected claim');
+    const input = { operationKey: op(7), fence: claim.fence, outcome: 'sent' as const, messageKey: 'm', recipient: 'r', channel: 'c', externalId: 'e1' };
+    expect((await ops.commit(input)).kind).toBe('ok');
+    expect(await ops.commit(input)).toEqual({ kind: 'ok', journalId: '' });
+    expect(await ops.commit({ ...input, outcome: 'dead', reason: 'x' })).toEqual({ kind: 'ok', journalId: '' });
+    const record = await ops.get(op(7));
+    expect(record).toMatchObject({ status: 'sent', externalId: 'e1' });
+    expect(record?.journalIds).toHaveLength(1);
+  });
+});

@@ -38,6 +38,13 @@ local current = redis.call('HGET', opKey, 'fence')
 if current ~= fence then
   return { 'stale', current or '0' }
 end
+-- A terminal state is never rewritten by a commit. This makes a commit that is
+-- re-sent after a Redis restart (ioredis resends unanswered commands) a no-op
+-- instead of a second journal entry.
+local status0 = redis.call('HGET', opKey, 'status')
+if status0 == 'sent' or status0 == 'dead' or status0 == 'suppressed' then
+  return { 'ok', '' }
+end
 -- The lock may have expired without anyone claiming since (the fence is still
 -- ours); then nobody else can have acted, and the commit stands. A lock holding
 -- another token cannot exist while the fence matches, but never trust that.
