@@ -1,18 +1,15 @@
-import {
-  RetryableError,
-  classifyError,
-  describeError,
-  retryDelayMs,
-  type DeliverJobData,
-  type OperationStatus,
-} from '@singleshot/core';
-import type { AttemptRecord, CommitOutcome, OperationStore } from '@singleshot/store';
+import type { DeliverJobData, OperationStatus } from '@singleshot/core';
+import type { AttemptRecord, OperationStore } from '@singleshot/store';
 import type { DeadJobData } from '@singleshot/queues';
-import type { Provider } from '@singleshot/providers';
+import type { BreakerRegistry, Provider } from '@singleshot/providers';
 import type { DeliveryConfig } from '@singleshot/config';
 import type { Logger, Metrics } from '@singleshot/observability';
-import { keepLease, type LeaseKeeper } from './lease-keeper';
+import { ClaimedAttempt } from './attempt';
+import { ensureDeadRecord } from './dead-record';
+import { keepLease } from './lease-keeper';
+import { applyRecipientLimits, type RecipientLimits } from './limits';
 import { reconcile } from './reconcile';
+import { sendThroughChain } from './send-chain';
 
 /** What the deliver handler needs; tests pass small object literals. */
 export interface DeliverDeps {
@@ -20,7 +17,12 @@ export interface DeliverDeps {
   /** The ordered provider chain of a channel. */
   providers(channel: string): Provider[];
   addDead(record: DeadJobData): Promise<void>;
-  policy: Pick<DeliveryConfig, 'leaseMs' | 'attempts' | 'backoffMs' | 'backoffCapMs' | 'inDoubtPolicy'>;
+  policy: Pick<DeliveryConfig, 'leaseMs' | 'attempts' | 'backoffMs' | 'backoffCapMs' | 'inDoubtPolicy'> &
+    Partial<Pick<DeliveryConfig, 'providerAttempts'>>;
+  /** Circuit breakers per channel and provider (this process's view); none: every provider is always tried. */
+  breakers?: Pick<BreakerRegistry, 'get'>;
+  /** Per-recipient limits; none: no limit. */
+  limits?: RecipientLimits;
   workerId: string;
   logger: Logger;
   metrics: Pick<
@@ -34,6 +36,8 @@ export interface DeliverDeps {
     | 'inDoubt'
     | 'reconciliations'
     | 'dead'
+    | 'suppressed'
+    | 'fallbackSwitches'
   >;
   /** Aborted on shutdown: a claim not yet sent is released instead of sent. */
   shutdown?: AbortSignal;
@@ -48,12 +52,8 @@ export type DeliverOutcome =
   | { kind: 'conflict'; delayMs: number }
   | { kind: 'retry'; delayMs: number; reason: string }
   | { kind: 'dead'; reason: string }
+  | { kind: 'suppressed'; reason: string }
   | { kind: 'stale' };
-
-/** Part of the lease kept free after a provider call's deadline, for the commit. */
-function commitMarginMs(leaseMs: number): number {
-  return Math.min(2_000, Math.floor(leaseMs * 0.2));
-}
 
 /**
  * One delivery attempt of one operation: claim (lock + fence), reconcile when a
@@ -72,6 +72,7 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
     channel: job.channel,
     owner: deps.workerId,
     leaseMs,
+    job,
   });
   switch (claim.kind) {
     case 'duplicate':
@@ -95,161 +96,42 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
     onLost: (reason) => log.warn({ reason }, 'lease lost; this holder stops and will not commit'),
   });
   try {
-    return await sendClaimed(job, deps, { ...claim, keeper, log });
+    return await runClaimed(new ClaimedAttempt(job, deps, { ...claim, keeper, log }));
   } finally {
     keeper.stop();
   }
 }
 
-interface ClaimState {
-  fence: string;
-  attempts: number;
-  previousStatus: OperationStatus;
-  lastProvider: string;
-  keeper: LeaseKeeper;
-  log: Logger;
-}
-
-async function sendClaimed(job: DeliverJobData, deps: DeliverDeps, claim: ClaimState): Promise<DeliverOutcome> {
-  const now = deps.now ?? Date.now;
+/** Reconcile what a previous attempt may have left, apply the limits, then send. */
+async function runClaimed(a: ClaimedAttempt): Promise<DeliverOutcome> {
+  const { job, deps, claim } = a;
   const chain = deps.providers(job.channel);
-  const history: AttemptRecord[] = [];
-  const record = (entry: Omit<AttemptRecord, 'at' | 'attempt' | 'fence'>) =>
-    history.push({ at: now(), attempt: claim.attempts, fence: claim.fence, ...entry });
-
-  const commit = async (outcome: CommitOutcome, extra: { provider?: string; externalId?: string; error?: { code: string; message: string }; reason?: string; releaseTo?: 'pending' | 'failed' | 'in_doubt' } = {}) => {
-    const result = await deps.operations.commit({
-      operationKey: job.operationKey,
-      fence: claim.fence,
-      outcome,
-      messageKey: job.messageKey,
-      recipient: job.recipient,
-      channel: job.channel,
-      history,
-      ...extra,
-    });
-    if (result.kind === 'stale') {
-      deps.metrics.staleCommits.inc({ queue: 'deliver' });
-      claim.log.warn({ outcome, currentFence: result.currentFence }, 'commit rejected: fence superseded by a later claim');
-    }
-    return result.kind;
-  };
-
-  const goDead = async (reason: string, error: { code: string; message: string }, provider?: string): Promise<DeliverOutcome> => {
-    if ((await commit('dead', { reason, error, provider })) === 'stale') return { kind: 'stale' };
-    deps.metrics.dead.inc({ channel: job.channel, reason });
-    deps.metrics.deliveries.inc({ channel: job.channel, provider: provider ?? 'none', result: 'dead' });
-    await ensureDeadRecord(job, deps, { reason, error });
-    claim.log.warn({ reason, error }, 'operation dead; recorded in the DLQ');
-    return { kind: 'dead', reason };
-  };
-
-  const retryLater = async (outcome: 'failed' | 'in_doubt', reason: string, error: { code: string; message: string }, provider: string, retryAfterMs?: number): Promise<DeliverOutcome> => {
-    if (claim.attempts >= deps.policy.attempts) {
-      return goDead(outcome === 'in_doubt' ? 'in_doubt_after_last_attempt' : 'attempts_exhausted', error, provider);
-    }
-    if ((await commit(outcome, { provider, error })) === 'stale') return { kind: 'stale' };
-    const delayMs = retryDelayMs({
-      attempt: claim.attempts,
-      scheduleMs: deps.policy.backoffMs,
-      capMs: deps.policy.backoffCapMs,
-      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-      ...(deps.random ? { random: deps.random } : {}),
-    });
-    return { kind: 'retry', delayMs, reason };
-  };
-
   if (chain.length === 0) {
-    return goDead('no_provider', { code: 'NO_PROVIDER', message: `no provider configured for channel "${job.channel}"` });
+    return a.dead('no_provider', { code: 'NO_PROVIDER', message: `no provider configured for channel "${job.channel}"` });
   }
-
+  // Earlier claims since the last replay decide the fallback position (a replay resets attempts).
+  const prior: AttemptRecord[] = claim.attempts > 1 ? await deps.operations.history(job.operationKey) : [];
   // A previous attempt may have reached a provider: reconcile before any send (invariant 5).
   if (claim.previousStatus === 'sending' || claim.previousStatus === 'in_doubt') {
     const verdict = await reconcile(job.operationKey, chain, claim, deps);
-    if (verdict.kind === 'found') {
-      record({ outcome: 'sent', provider: verdict.provider, externalId: verdict.externalId, note: 'reconciled by lookup' });
-      if ((await commit('sent', { provider: verdict.provider, externalId: verdict.externalId })) === 'stale') return { kind: 'stale' };
-      deps.metrics.deliveries.inc({ channel: job.channel, provider: verdict.provider, result: 'sent' });
-      return { kind: 'sent', provider: verdict.provider, externalId: verdict.externalId, reconciled: true };
-    }
-    if (verdict.kind === 'unknown') {
-      record({ outcome: 'in_doubt', provider: verdict.provider, errorCode: verdict.error.code, error: verdict.error.message, note: 'reconciliation failed' });
-      return retryLater('in_doubt', 'reconcile_failed', verdict.error, verdict.provider);
-    }
-    if (verdict.kind === 'unresolvable') {
-      return goDead('in_doubt_unresolvable', { code: 'NO_LOOKUP', message: `provider ${verdict.provider} cannot be asked; inDoubtPolicy is "dead"` }, verdict.provider);
-    }
-  }
-
-  const margin = commitMarginMs(deps.policy.leaseMs);
-  for (let i = 0; i < chain.length; i++) {
-    const provider = chain[i] as Provider;
-    if (claim.keeper.lost()) return { kind: 'stale' };
-    const timeoutMs = claim.keeper.remainingMs() - margin;
-    if (deps.shutdown?.aborted || timeoutMs < 100) {
-      // Not sent: hand the operation back untouched for the next holder.
-      const releaseTo = claim.previousStatus === 'in_doubt' ? 'in_doubt' : 'pending';
-      if ((await commit('released', { releaseTo })) === 'stale') return { kind: 'stale' };
-      return { kind: 'retry', delayMs: 1000, reason: deps.shutdown?.aborted ? 'shutdown' : 'lease_too_short' };
-    }
-    const startedAt = now();
-    // Shutdown does not abort a call in flight: it is bounded by its deadline and then committed.
-    const signal = claim.keeper.signal;
-    try {
-      const result = await provider.send(
-        { operationKey: job.operationKey, messageKey: job.messageKey, recipient: job.recipient, channel: job.channel, subject: job.subject, text: job.text, data: job.data },
-        { signal, timeoutMs },
-      );
-      const seconds = (now() - startedAt) / 1000;
-      record({ outcome: 'sent', provider: provider.name, externalId: result.externalId, durationMs: now() - startedAt });
-      if ((await commit('sent', { provider: provider.name, externalId: result.externalId })) === 'stale') return { kind: 'stale' };
-      deps.metrics.deliveries.inc({ channel: job.channel, provider: provider.name, result: 'sent' });
-      deps.metrics.deliveryDuration.observe({ channel: job.channel, provider: provider.name }, seconds);
-      deps.metrics.endToEnd.observe({ channel: job.channel }, Math.max(0, now() - job.firstArrivalAt) / 1000);
-      return { kind: 'sent', provider: provider.name, externalId: result.externalId, reconciled: false };
-    } catch (err) {
-      const error = describeError(err);
-      const kind = classifyError(err);
-      deps.metrics.deliveryDuration.observe({ channel: job.channel, provider: provider.name }, (now() - startedAt) / 1000);
-      // A holder that lost its lease mid-call still goes through the fenced
-      // commit below: the fence rejects it (and counts it) if a later claim exists.
-      if (kind === 'permanent') {
-        record({ outcome: 'dead', provider: provider.name, errorCode: error.code, error: error.message, durationMs: now() - startedAt });
-        return goDead('permanent', error, provider.name);
-      }
-      if (kind === 'in_doubt') {
-        record({ outcome: 'in_doubt', provider: provider.name, errorCode: error.code, error: error.message, durationMs: now() - startedAt });
-        deps.metrics.inDoubt.inc({ channel: job.channel, provider: provider.name });
-        deps.metrics.deliveries.inc({ channel: job.channel, provider: provider.name, result: 'in_doubt' });
-        // Never fall back after an in-doubt outcome: the next attempt reconciles first.
-        return retryLater('in_doubt', 'in_doubt', error, provider.name);
-      }
-      record({ outcome: 'failed', provider: provider.name, errorCode: error.code, error: error.message, durationMs: now() - startedAt });
-      const retryable = err instanceof RetryableError ? err : undefined;
-      if (retryable?.safeToFallback && i < chain.length - 1) {
-        claim.log.warn({ provider: provider.name, next: chain[i + 1]?.name, error }, 'provider refused before the request was written; falling back');
-        continue;
-      }
-      deps.metrics.deliveries.inc({ channel: job.channel, provider: provider.name, result: 'retry' });
-      return retryLater('failed', error.code, error, provider.name, retryable?.retryAfterMs);
+    switch (verdict.kind) {
+      case 'found':
+        a.record({ step: 'reconcile', outcome: 'sent', provider: verdict.provider, externalId: verdict.externalId, note: 'reconciled by lookup' });
+        return a.sent(verdict.provider, verdict.externalId, true);
+      case 'unknown':
+        a.record({ step: 'reconcile', outcome: 'in_doubt', provider: verdict.provider, errorCode: verdict.error.code, error: verdict.error.message, note: 'reconciliation failed' });
+        return a.retryLater('in_doubt', 'reconcile_failed', verdict.error, verdict.provider);
+      case 'unresolvable':
+        return a.dead('in_doubt_unresolvable', { code: 'NO_LOOKUP', message: `provider ${verdict.provider} cannot be asked; inDoubtPolicy is "dead"` }, verdict.provider);
+      case 'not_found':
+        // The provider says it never took it: the doubt is resolved, fallback is allowed again.
+        for (const provider of verdict.asked) {
+          a.record({ step: 'reconcile', outcome: 'failed', provider, errorCode: 'NOT_FOUND_ON_LOOKUP', note: 'lookup: provider does not have it' });
+        }
+        break;
     }
   }
-  return { kind: 'retry', delayMs: 1000, reason: 'unreachable' };
-}
-
-/** Makes sure a dead operation has its DLQ record (idempotent by operation key). */
-async function ensureDeadRecord(
-  job: DeliverJobData,
-  deps: DeliverDeps,
-  known?: { reason: string; error: { code: string; message: string } },
-): Promise<void> {
-  const [record, attempts] = await Promise.all([deps.operations.get(job.operationKey), deps.operations.history(job.operationKey)]);
-  await deps.addDead({
-    operationKey: job.operationKey,
-    job,
-    reason: known?.reason ?? record?.reason ?? 'unknown',
-    error: known?.error ?? { code: record?.lastErrorCode ?? 'UNKNOWN', message: record?.lastError ?? '' },
-    attempts,
-    diedAt: (deps.now ?? Date.now)(),
-  });
+  const limited = await applyRecipientLimits(a, deps.limits);
+  if (limited) return limited;
+  return sendThroughChain(a, chain, prior);
 }

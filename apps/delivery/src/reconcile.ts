@@ -6,7 +6,8 @@ import type { LeaseKeeper } from './lease-keeper';
 
 export type ReconcileVerdict =
   | { kind: 'found'; provider: string; externalId: string }
-  | { kind: 'not_found' }
+  /** Every provider in `asked` said it does not have the operation. */
+  | { kind: 'not_found'; asked: string[] }
   | { kind: 'unknown'; provider: string; error: { code: string; message: string } }
   | { kind: 'unresolvable'; provider: string };
 
@@ -25,6 +26,7 @@ export async function reconcile(
 ): Promise<ReconcileVerdict> {
   const named = chain.find((p) => p.name === claim.lastProvider);
   const suspects = claim.previousStatus === 'in_doubt' && named ? [named] : chain;
+  const asked: string[] = [];
   for (const provider of suspects) {
     if (!provider.lookup) {
       deps.metrics.reconciliations.inc({ provider: provider.name, outcome: 'unsupported' });
@@ -41,10 +43,11 @@ export async function reconcile(
         return { kind: 'found', provider: provider.name, externalId: found.externalId };
       }
       deps.metrics.reconciliations.inc({ provider: provider.name, outcome: 'not_found' });
+      asked.push(provider.name);
     } catch (err) {
       deps.metrics.reconciliations.inc({ provider: provider.name, outcome: 'error' });
       return { kind: 'unknown', provider: provider.name, error: describeError(err) };
     }
   }
-  return { kind: 'not_found' };
+  return { kind: 'not_found', asked };
 }

@@ -1,13 +1,18 @@
 import { DelayedError, Worker } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
-import { createProvider, type Provider, type ProviderOptions } from '@singleshot/providers';
+import type { RateLimitConfig } from '@singleshot/config';
+import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider, type ProviderOptions } from '@singleshot/providers';
 import { QUEUES, addDead, deliverJobSchema, formatIssues } from '@singleshot/queues';
+import { RateLimiter } from '@singleshot/store';
 import type { Runtime } from '@singleshot/runtime';
-import { deliver, type DeliverOutcome } from './deliver';
+import { deliver, type DeliverDeps, type DeliverOutcome } from './deliver';
+import { RecoverySweeper } from './sweeper';
 
 export interface DeliveryApp {
   worker: Worker<DeliverJobData, DeliverOutcome>;
   providers: Map<string, Provider[]>;
+  breakers: BreakerRegistry;
+  sweeper: RecoverySweeper;
   close(): Promise<void>;
 }
 
@@ -32,17 +37,46 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   const logger = rt.logger.child({ component: 'delivery' });
   const providers = options.providers ?? buildProviders(rt);
   const shutdown = new AbortController();
-  const deps = {
+  const { delivery } = rt.config;
+  // Breaker state is per process (see breaker.ts); the gauge shows this process's view.
+  const breakers = new BreakerRegistry({
+    failureThreshold: delivery.breaker?.failureThreshold ?? 5,
+    cooldownMs: delivery.breaker?.cooldownMs ?? 30_000,
+    onStateChange: (channel, provider, state) => {
+      rt.metrics.breakerState.set({ channel, provider }, breakerGaugeValue(state));
+      logger.warn({ channel, provider, state }, 'provider circuit breaker changed state');
+    },
+  });
+  for (const [channel, list] of providers) for (const p of list) rt.metrics.breakerState.set({ channel, provider: p.name }, 0);
+  const routeLimits = new Map<string, RateLimitConfig>();
+  for (const route of rt.config.routes) if (route.limit) routeLimits.set(route.name, route.limit);
+  const deps: DeliverDeps = {
     operations: rt.operations,
     providers: (channel: string) => providers.get(channel) ?? [],
     addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record),
-    policy: rt.config.delivery,
+    policy: delivery,
+    breakers,
+    limits: {
+      limiter: new RateLimiter(rt.redis, rt.keys),
+      ...(rt.config.limits.perRecipient ? { perRecipient: rt.config.limits.perRecipient } : {}),
+      route: (name: string) => routeLimits.get(name),
+    },
     workerId: rt.workerId,
     logger,
     metrics: rt.metrics,
     shutdown: shutdown.signal,
   };
-  const leaseMs = rt.config.delivery.leaseMs;
+  const leaseMs = delivery.leaseMs;
+  const sweeper = new RecoverySweeper({
+    redis: rt.redis,
+    keys: rt.keys,
+    deliverQueue: rt.queues.deliver,
+    workerId: rt.workerId,
+    intervalMs: delivery.sweepIntervalMs ?? 10_000,
+    leaseMs,
+    logger: logger.child({ component: 'sweeper' }),
+  });
+  rt.metrics.setInDoubtSource(() => sweeper.index.inDoubtCount());
   const worker = new Worker<DeliverJobData, DeliverOutcome>(
     QUEUES.deliver,
     async (job, token) => {
@@ -85,12 +119,17 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
     if (err instanceof DelayedError || err?.name === 'DelayedError') return;
     logger.warn({ jobId: job?.id, attemptsMade: job?.attemptsMade, err }, 'deliver job attempt failed (infrastructure)');
   });
+  sweeper.start();
   return {
     worker,
     providers,
+    breakers,
+    sweeper,
     close: async () => {
       shutdown.abort();
+      await sweeper.stop();
       await worker.close();
+      breakers.dispose();
       await Promise.allSettled([...providers.values()].flat().map((p) => p.close()));
     },
   };

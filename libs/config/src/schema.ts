@@ -100,6 +100,12 @@ export const deliverySchema = z.strictObject({
    */
   inDoubtPolicy: z.enum(['resend', 'dead']).default('resend'),
   metricsPort: listenPort.default(9465),
+  /** Calls to one provider within an operation (5xx, 429, in doubt and then not found) before the channel falls back to its next provider. */
+  providerAttempts: positiveInt.default(2),
+  /** Circuit breaker per provider and process: opens after `failureThreshold` consecutive failures, lets one trial through after `cooldownMs`. */
+  breaker: z.strictObject({ failureThreshold: positiveInt.default(5), cooldownMs: nonNegativeInt.default(30_000) }).prefault({}),
+  /** How often the recovery sweeper (one active across processes) re-enqueues operations whose deliver job was lost; 0 turns it off. */
+  sweepIntervalMs: nonNegativeInt.default(10_000),
 });
 
 export const limitsSchema = z.strictObject({
@@ -110,6 +116,48 @@ export const limitsSchema = z.strictObject({
 export const retentionSchema = z.strictObject({
   /** How long dedup records and the journal are kept; longer than any source can redeliver. */
   days: z.number().positive().default(7),
+});
+
+/**
+ * Provider inbound mail webhooks (`POST /v1/mail/inbound/<provider>`). A
+ * provider without an entry answers 404: no unauthenticated inbound endpoint is
+ * ever open by default.
+ */
+export const webhooksSchema = z.strictObject({
+  /** Mailgun signs `timestamp + token` with the webhook signing key (HMAC-SHA256). */
+  mailgun: z
+    .strictObject({
+      signingKey: z.string().min(1).optional(),
+      signingKeyFile: nonEmpty.optional(),
+      /** Accepted clock distance of the signed timestamp. */
+      toleranceSeconds: positiveInt.default(300),
+    })
+    .superRefine((m, ctx) => {
+      if (m.signingKey === undefined) ctx.addIssue({ code: 'custom', path: ['signingKey'], message: 'required: give signingKey or signingKeyFile' });
+    })
+    .optional(),
+  /** Postmark: basic auth credentials put in the inbound webhook URL. */
+  postmark: z
+    .strictObject({ username: nonEmpty, password: z.string().optional(), passwordFile: nonEmpty.optional() })
+    .superRefine((m, ctx) => {
+      if (m.password === undefined) ctx.addIssue({ code: 'custom', path: ['password'], message: 'required: give password or passwordFile' });
+    })
+    .optional(),
+  /** SendGrid Inbound Parse has no signature: basic auth and/or `?token=` in the URL. */
+  sendgrid: z
+    .strictObject({
+      username: nonEmpty.optional(),
+      password: z.string().optional(),
+      passwordFile: nonEmpty.optional(),
+      token: z.string().min(1).optional(),
+      tokenFile: nonEmpty.optional(),
+    })
+    .superRefine((m, ctx) => {
+      if (m.token === undefined && (m.username === undefined || m.password === undefined)) {
+        ctx.addIssue({ code: 'custom', message: 'give a token (or tokenFile), or username and password' });
+      }
+    })
+    .optional(),
 });
 
 export const configSchema = z.strictObject({
@@ -125,6 +173,7 @@ export const configSchema = z.strictObject({
   mailboxes: z.array(mailboxSchema).default([]),
   limits: limitsSchema.prefault({}),
   retention: retentionSchema.prefault({}),
+  webhooks: webhooksSchema.prefault({}),
 });
 
 /** A validated config, with every default filled in. */

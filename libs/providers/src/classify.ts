@@ -70,6 +70,8 @@ export const HTTP_STATUS_TABLE: Readonly<Record<number, Outcome>> = {
   // Idempotency-Key drafts (and Stripe) answer 409 while a request with the same
   // key is still being processed: the first attempt decides, ask again later.
   409: 'retry',
+  // Locked (RFC 4918): the target resource is locked for now, not refused for good.
+  423: 'retry',
   // Too Early (RFC 8470): replay later.
   425: 'retry',
   429: 'retry',
@@ -130,7 +132,19 @@ export const HTTP_ERROR_TABLE: Readonly<Record<string, HttpErrorPhase>> = {
   UND_ERR_HEADERS_OVERFLOW: 'exchange',
   DEADLINE: 'exchange',
   ABORTED: 'exchange',
+  ECONNABORTED: 'exchange',
+  UND_ERR_RESPONSE_EXCEEDED_MAX_SIZE: 'exchange',
+  EPROTO: 'connect',
+  ERR_SSL_WRONG_VERSION_NUMBER: 'connect',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'connect',
+  CERT_NOT_YET_VALID: 'connect',
+  ERR_TLS_HANDSHAKE_TIMEOUT: 'connect',
   UND_ERR_INVALID_ARG: 'invalid',
+  UND_ERR_REQ_CONTENT_LENGTH_MISMATCH: 'invalid',
+  ERR_INVALID_HTTP_TOKEN: 'invalid',
+  ERR_INVALID_CHAR: 'invalid',
+  // Node's permission model (--permission without --allow-net): no request can ever leave.
+  ERR_ACCESS_DENIED: 'invalid',
   UND_ERR_NOT_SUPPORTED: 'invalid',
   ERR_INVALID_URL: 'invalid',
   ERR_INVALID_ARG_TYPE: 'invalid',
@@ -179,6 +193,10 @@ export const SMTP_REPLY_TABLE: Readonly<Record<number, 'retry' | 'permanent'>> =
   // Transaction failed: in practice policy/spam/blocklist rejections of this very
   // message. Retrying repeats the rejection (and hurts reputation): permanent.
   554: 'permanent',
+  // Everything else follows the class rule on purpose: 450/451/452 carry
+  // greylisting, rate limits and full queues (retry); 530/534/535/538 are
+  // authentication and TLS configuration, 550/551/553 the recipient, 521/556
+  // a domain that takes no mail (permanent).
 };
 
 /** nodemailer `code` values (and system codes) when the server gave no reply code. */
@@ -216,8 +234,12 @@ export const SMTP_ERROR_TABLE: Readonly<Record<string, SmtpErrorKind>> = {
   EOTP: 'permanent',
   EFILEACCESS: 'permanent',
   EURLACCESS: 'permanent',
+  // Node's permission model denied the socket: no message can ever leave this process.
+  ERR_ACCESS_DENIED: 'permanent',
   // Pool limits: a later attempt gets a fresh connection.
   EMAXLIMIT: 'retry',
+  // An attachment URL could not be fetched: nothing reached the SMTP server yet.
+  EFETCH: 'retry',
 };
 
 /**

@@ -6,3 +6,5 @@ export * from './http-provider';
 export * from './smtp-provider';
 export * from './log-provider';
 export * from './create-provider';
+export * from './breaker';
+export * from './fallback-chain';

@@ -1,3 +1,6 @@
 export * from './names';
 export * from './schemas';
 export * from './queues';
+export * from './replay';
+export * from './replay-list';
+export * from './replay-requeue';

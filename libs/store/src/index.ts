@@ -5,3 +5,8 @@ export * from './redis-check';
 export * from './operation-store';
 export * from './message-store';
 export * from './journal';
+export * from './rate-limiter';
+export * from './active-index';
+export * from './mutex';
+export * from './operation-replay';
+export * from './imap-cursor-store';

@@ -51,6 +51,44 @@ export class KeyBuilder {
     return Array.from({ length: this.shards }, (_, i) => this.journal(i));
   }
 
+  /**
+   * Non-terminal operations of one shard (the recovery sweeper's index), scored
+   * by when someone should next have touched them. The sign carries one bit of
+   * state so the index costs one command per transition: a negative score
+   * `-t` means the operation is `in_doubt` (next check at `t`), so
+   * `ZCOUNT -inf (0` is the in-doubt gauge. Maintained by the claim, commit and
+   * replay scripts; terminal operations are removed.
+   */
+  activeIndex(shard: number): string {
+    return `${this.prefix}:${shardTag(shard)}:active`;
+  }
+
+  activeIndexOf(operationKey: string): string {
+    return this.activeIndex(this.shard(operationKey));
+  }
+
+  allActiveIndexes(): string[] {
+    return Array.from({ length: this.shards }, (_, i) => this.activeIndex(i));
+  }
+
+  /** Suppressed operations of one shard by suppression time, so they can be listed and replayed. */
+  suppressedIndex(shard: number): string {
+    return `${this.prefix}:${shardTag(shard)}:suppressed`;
+  }
+
+  suppressedIndexOf(operationKey: string): string {
+    return this.suppressedIndex(this.shard(operationKey));
+  }
+
+  allSuppressedIndexes(): string[] {
+    return Array.from({ length: this.shards }, (_, i) => this.suppressedIndex(i));
+  }
+
+  /** Held (SET NX PX) by the one delivery process whose recovery sweeper runs. */
+  sweeperLock(): string {
+    return `${this.prefix}:sweeper:lock`;
+  }
+
   /** Message record: first arrival, sources seen, queued and decided flags. */
   message(messageKey: string): string {
     return `${this.tagged(messageKey)}:msg:${messageKey}`;

@@ -11,6 +11,8 @@ export type ClaimResult =
       previousStatus: OperationStatus;
       attempts: number;
       lastProvider: string;
+      /** A replay released this operation from a rate-limit suppression: skip the limit once. */
+      limitBypass: boolean;
     }
   | { kind: 'duplicate'; provider: string; externalId: string; attempts: number }
   | { kind: 'terminal'; status: OperationStatus }
@@ -18,12 +20,24 @@ export type ClaimResult =
 
 export type CommitOutcome = 'sent' | 'in_doubt' | 'failed' | 'dead' | 'suppressed' | 'released';
 
+/**
+ * What an attempt record stands for: a provider call (`send`), a reconciliation
+ * lookup, a provider skipped by its open circuit breaker, a rate-limit
+ * suppression, or an operator's replay. Records without one predate the field
+ * and are provider calls.
+ */
+export type AttemptStep = 'send' | 'reconcile' | 'breaker_skip' | 'rate_limit' | 'replay';
+
 /** One provider attempt, as kept in the operation's history. */
 export interface AttemptRecord {
   at: number;
   attempt: number;
   fence: string;
-  outcome: CommitOutcome | 'stale';
+  outcome: CommitOutcome | 'stale' | 'replayed';
+  step?: AttemptStep;
+  /** Who replayed (step `replay`), and through what (cli, api, dashboard). */
+  by?: string;
+  via?: string;
   provider?: string;
   externalId?: string;
   errorCode?: string;
@@ -48,6 +62,8 @@ export interface CommitInput {
   releaseTo?: 'pending' | 'failed' | 'in_doubt';
   /** Provider attempts of this claim, appended to the operation's history. */
   history?: AttemptRecord | AttemptRecord[];
+  /** When the next attempt is due (failed, in_doubt, released); the sweeper looks after that. Default now. */
+  nextAttemptAt?: number;
 }
 
 export type CommitResult = { kind: 'ok'; journalId: string } | { kind: 'stale'; currentFence: string };
@@ -70,6 +86,10 @@ export interface OperationRecord {
   updatedAt?: number;
   sentAt?: number;
   leaseUntil?: number;
+  /** How often an operator replayed it, and the last one who did. */
+  replays: number;
+  replayedBy?: string;
+  replayedAt?: number;
   journalIds: string[];
 }
 
@@ -102,13 +122,15 @@ export class OperationStore {
     channel: string;
     owner: string;
     leaseMs: number;
+    /** The deliver job, kept at the first claim so the sweeper can re-enqueue a lost job. */
+    job?: object;
   }): Promise<ClaimResult> {
     const now = this.now();
     const k = this.keys;
     const raw = (await runScript(
       this.redis,
-      'claim-3',
-      [k.op(input.operationKey), k.lock(input.operationKey), k.journalOf(input.operationKey)],
+      'claim-4',
+      [k.op(input.operationKey), k.lock(input.operationKey), k.journalOf(input.operationKey), k.activeIndexOf(input.operationKey)],
       [
         input.leaseMs,
         now,
@@ -120,9 +142,10 @@ export class OperationStore {
         now - this.options.retentionMs,
         this.options.journalDuplicates === false ? '0' : '1',
         input.operationKey,
+        input.job ? JSON.stringify(input.job) : '',
       ],
-    )) as [string, number | string, string, number | string, string, string];
-    const [kind, n, status, attempts, provider, externalId] = raw;
+    )) as [string, number | string, string, number | string, string, string, string];
+    const [kind, n, status, attempts, provider, externalId, bypass] = raw;
     switch (kind) {
       case 'claimed':
         return {
@@ -131,6 +154,7 @@ export class OperationStore {
           previousStatus: status as OperationStatus,
           attempts: Number(attempts),
           lastProvider: provider,
+          limitBypass: bypass === '1',
         };
       case 'duplicate':
         return { kind, provider, externalId, attempts: Number(attempts) };
@@ -149,8 +173,15 @@ export class OperationStore {
     const history = input.history === undefined ? [] : Array.isArray(input.history) ? input.history : [input.history];
     const [kind, value] = (await runScript(
       this.redis,
-      'commit-4',
-      [k.op(input.operationKey), k.lock(input.operationKey), k.journalOf(input.operationKey), k.history(input.operationKey)],
+      'commit-6',
+      [
+        k.op(input.operationKey),
+        k.lock(input.operationKey),
+        k.journalOf(input.operationKey),
+        k.history(input.operationKey),
+        k.activeIndexOf(input.operationKey),
+        k.suppressedIndexOf(input.operationKey),
+      ],
       [
         input.fence,
         input.outcome,
@@ -168,6 +199,7 @@ export class OperationStore {
         input.reason ?? '',
         input.releaseTo ?? 'pending',
         input.operationKey,
+        input.nextAttemptAt ?? '',
         ...history.map((entry) => JSON.stringify(entry)),
       ],
     )) as [string, string];
@@ -209,6 +241,9 @@ export class OperationStore {
       updatedAt: num(h.updatedAt),
       sentAt: num(h.sentAt),
       leaseUntil: num(h.leaseUntil),
+      replays: Number(h.replays ?? 0),
+      replayedBy: str(h.replayedBy),
+      replayedAt: num(h.replayedAt),
       journalIds: h.journalIds ? h.journalIds.split(',') : [],
     };
   }

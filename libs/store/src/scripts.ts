@@ -1,9 +1,14 @@
 import type { Redis } from 'ioredis';
-import claim from './lua/claim-3.lua';
-import commit from './lua/commit-4.lua';
+import claim from './lua/claim-4.lua';
+import commit from './lua/commit-6.lua';
 import extendLock from './lua/extend-lock-2.lua';
 import imapCursorAdvance from './lua/imap-cursor-advance-1.lua';
+import indexTouch from './lua/index-touch-1.lua';
 import messageArrive from './lua/message-arrive-1.lua';
+import mutexAcquire from './lua/mutex-acquire-1.lua';
+import mutexRelease from './lua/mutex-release-1.lua';
+import rateLimit from './lua/rate-limit-1.lua';
+import replay from './lua/replay-5.lua';
 
 /**
  * Lua scripts, BullMQ style: each file is `name-N.lua` with N = number of KEYS.
@@ -11,11 +16,16 @@ import messageArrive from './lua/message-arrive-1.lua';
  * Redis restart flushed the script cache.
  */
 const SCRIPTS = {
-  'claim-3': claim,
-  'commit-4': commit,
+  'claim-4': claim,
+  'commit-6': commit,
   'extend-lock-2': extendLock,
   'imap-cursor-advance-1': imapCursorAdvance,
+  'index-touch-1': indexTouch,
   'message-arrive-1': messageArrive,
+  'mutex-acquire-1': mutexAcquire,
+  'mutex-release-1': mutexRelease,
+  'rate-limit-1': rateLimit,
+  'replay-5': replay,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

@@ -1,13 +1,15 @@
 --[[
   Fenced commit of an attempt's outcome (DESIGN.md invariants 4 and 10): state,
-  journal entry, history entry and lock release in one step, rejected when the
-  caller's fence token was superseded by a later claim.
+  journal entry, history entry, sweeper index and lock release in one step,
+  rejected when the caller's fence token was superseded by a later claim.
 
   Input:
     KEYS[1] operation state hash
     KEYS[2] operation lock
     KEYS[3] journal stream of the operation's shard
     KEYS[4] operation history list
+    KEYS[5] active index of the operation's shard (recovery sweeper)
+    KEYS[6] suppressed index of the operation's shard
 
     ARGV[1]  fence token of the caller
     ARGV[2]  outcome: sent | in_doubt | failed | dead | suppressed | released
@@ -18,20 +20,23 @@
     ARGV[7]  external id ('' when none)
     ARGV[8]  error code ('' when none)
     ARGV[9]  error message ('' when none)
-    ARGV[10] number of history entries that follow ARGV[16] (JSON each)
+    ARGV[10] number of history entries that follow ARGV[17] (JSON each)
     ARGV[11] message key
     ARGV[12] recipient
     ARGV[13] channel
     ARGV[14] reason ('' when none; why dead or suppressed)
     ARGV[15] status to return to on 'released' (pending | failed | in_doubt)
     ARGV[16] operation key
-    ARGV[17..] history entries (JSON), one per provider attempt
+    ARGV[17] when the next attempt is due (ms; '' = now): the sweeper looks at
+             the operation once this has passed and nobody touched it
+    ARGV[18..] history entries (JSON), one per provider attempt
 
   Output:
     { "ok", journalId }         journalId is '' when the outcome is not journaled
     { "stale", currentFence }   a newer claim exists: nothing was written
 ]]
 local opKey, lockKey, journalKey, historyKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local indexKey, suppressedKey = KEYS[5], KEYS[6]
 local fence, outcome, now = ARGV[1], ARGV[2], ARGV[3]
 
 local current = redis.call('HGET', opKey, 'fence')
@@ -68,10 +73,21 @@ redis.call('PEXPIRE', opKey, ARGV[4])
 
 local entries = tonumber(ARGV[10])
 if entries > 0 then
-  for i = 17, 16 + entries do redis.call('RPUSH', historyKey, ARGV[i]) end
+  for i = 18, 17 + entries do redis.call('RPUSH', historyKey, ARGV[i]) end
   redis.call('LTRIM', historyKey, -200, -1)
   redis.call('PEXPIRE', historyKey, ARGV[4])
 end
+
+-- The sweeper index: one command per commit. Terminal states leave it; the rest
+-- stay with their next check time, negated for in_doubt (see KeyBuilder.activeIndex).
+if status == 'sent' or status == 'dead' or status == 'suppressed' then
+  redis.call('ZREM', indexKey, ARGV[16])
+else
+  local due = tonumber(ARGV[17]) or tonumber(now)
+  if status == 'in_doubt' then due = -due end
+  redis.call('ZADD', indexKey, due, ARGV[16])
+end
+if status == 'suppressed' then redis.call('ZADD', suppressedKey, now, ARGV[16]) end
 
 local journalId = ''
 if outcome == 'sent' or outcome == 'in_doubt' or outcome == 'dead' or outcome == 'suppressed' then

@@ -1,0 +1,60 @@
+import type { RateLimitConfig } from '@singleshot/config';
+import type { RateLimiter } from '@singleshot/store';
+import type { ClaimedAttempt } from './attempt';
+import type { DeliverOutcome } from './deliver';
+
+/** Per-recipient limits as delivery applies them. */
+export interface RecipientLimits {
+  limiter: Pick<RateLimiter, 'check' | 'release'>;
+  /** `limits.perRecipient`: across every route and channel. */
+  perRecipient?: RateLimitConfig;
+  /** A route's own `limit`, looked up by the route name the deliver job carries. */
+  route(name: string): RateLimitConfig | undefined;
+}
+
+/**
+ * Applies the per-recipient limits once per operation, right after the claim
+ * and before any provider call: over a limit, the operation ends `suppressed`
+ * (reason `rate_limit`), journaled and counted, never silently dropped, and
+ * replayable. Windows count operation keys, so an operation that was let
+ * through once is let through again on a retry or reclaim. A replay of a
+ * suppressed operation passes once (`limitBypass`), and still takes its slot.
+ * Returns undefined when the operation may go on.
+ */
+export async function applyRecipientLimits(a: ClaimedAttempt, limits: RecipientLimits | undefined): Promise<DeliverOutcome | undefined> {
+  if (!limits) return undefined;
+  const { job, claim, deps } = a;
+  // Checked on the operation's first claim (or a claim of a released one); later
+  // claims were counted then. A replay resets `attempts`, so it is checked again.
+  if (claim.attempts > 1 && claim.previousStatus !== 'pending') return undefined;
+  const scopes: { scope: string; limit: RateLimitConfig }[] = [];
+  const routeLimit = limits.route(job.route);
+  if (routeLimit) scopes.push({ scope: `route:${job.route}`, limit: routeLimit });
+  if (limits.perRecipient) scopes.push({ scope: 'global', limit: limits.perRecipient });
+  const taken: string[] = [];
+  for (const { scope, limit } of scopes) {
+    const verdict = await limits.limiter.check({
+      scope,
+      recipient: job.recipient,
+      operationKey: job.operationKey,
+      max: limit.max,
+      windowMs: limit.windowSeconds * 1000,
+      force: claim.limitBypass,
+    });
+    if (verdict.allowed) {
+      if (verdict.added) taken.push(scope);
+      continue;
+    }
+    // Stopped by this scope: the slots it took in the others go back.
+    await Promise.all(taken.map((s) => limits.limiter.release(s, job.recipient, job.operationKey)));
+    const note = `${scope}: ${verdict.count} of ${limit.max} per ${limit.windowSeconds}s; a slot frees in ${Math.ceil(verdict.retryInMs / 1000)}s`;
+    a.record({ step: 'rate_limit', outcome: 'suppressed', errorCode: 'RATE_LIMIT', error: note });
+    const committed = await a.commit('suppressed', { reason: 'rate_limit', error: { code: 'RATE_LIMIT', message: note } });
+    if (committed === 'stale') return { kind: 'stale' };
+    deps.metrics.suppressed.inc({ reason: 'rate_limit' });
+    deps.metrics.deliveries.inc({ channel: job.channel, provider: 'none', result: 'suppressed' });
+    a.log.info({ scope, recipient: job.recipient, count: verdict.count, max: limit.max }, 'over the per-recipient limit: suppressed');
+    return { kind: 'suppressed', reason: 'rate_limit' };
+  }
+  return undefined;
+}

@@ -1,0 +1,109 @@
+import { RetryableError, classifyError, describeError } from '@singleshot/core';
+import { budgetSpent, planChain, type BreakerPermit, type CircuitBreaker, type Provider } from '@singleshot/providers';
+import type { AttemptRecord } from '@singleshot/store';
+import type { ClaimedAttempt } from './attempt';
+import type { DeliverOutcome } from './deliver';
+
+/** Part of the lease kept free after a provider call's deadline, for the commit. */
+export function commitMarginMs(leaseMs: number): number {
+  return Math.min(2_000, Math.floor(leaseMs * 0.2));
+}
+
+/** Calls to one provider within an operation before falling back, when the policy does not say. */
+export const DEFAULT_PROVIDER_ATTEMPTS = 2;
+
+const ALWAYS: BreakerPermit = { allowed: true, trial: false };
+
+/**
+ * Sends a claimed operation through its channel's fallback chain (see
+ * `planChain` in @singleshot/providers for the rules). Each provider call gets
+ * a deadline inside what is left of the lease at that moment, minus the commit
+ * margin, so trying a second provider in the same claim never outlives the
+ * lease; a holder that lost its lease stops before the next provider. Every
+ * call, skip and failure is recorded and lands in the operation's history with
+ * the commit that ends the attempt.
+ */
+export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], prior: AttemptRecord[]): Promise<DeliverOutcome> {
+  const { job, deps } = a;
+  const perProvider = deps.policy.providerAttempts ?? DEFAULT_PROVIDER_ATTEMPTS;
+  const plan = planChain({ providers: chain.map((p) => p.name), history: [...prior, ...a.history], perProviderAttempts: perProvider });
+  const byName = new Map(chain.map((p) => [p.name, p] as const));
+  const order = plan.order.map((name) => byName.get(name) as Provider);
+  if (plan.pinnedTo) a.log.info({ provider: plan.pinnedTo }, 'unresolved in-doubt send: staying on this provider, no fallback');
+  const margin = commitMarginMs(deps.policy.leaseMs);
+  const switchTo = (from: Provider, to: Provider, why: string, error: { code: string; message: string }) => {
+    deps.metrics.fallbackSwitches.inc({ channel: job.channel, from: from.name, to: to.name });
+    a.log.warn({ provider: from.name, next: to.name, why, error }, 'falling back to the next provider');
+  };
+
+  for (let i = 0; i < order.length; i++) {
+    const provider = order[i] as Provider;
+    const next = order[i + 1];
+    if (a.keeper.lost()) return { kind: 'stale' };
+
+    const breaker: CircuitBreaker | undefined = deps.breakers?.get(job.channel, provider.name);
+    const permit = breaker ? breaker.acquire() : ALWAYS;
+    if (!permit.allowed) {
+      const error = { code: 'BREAKER_OPEN', message: `${provider.name}: circuit breaker open; skipped without a call` };
+      a.record({ step: 'breaker_skip', outcome: 'failed', provider: provider.name, errorCode: error.code, error: error.message });
+      if (next) {
+        switchTo(provider, next, 'breaker_open', error);
+        continue;
+      }
+      deps.metrics.deliveries.inc({ channel: job.channel, provider: provider.name, result: 'retry' });
+      return a.retryLater('failed', 'breaker_open', error, provider.name, permit.retryInMs);
+    }
+
+    const timeoutMs = a.keeper.remainingMs() - margin;
+    if (deps.shutdown?.aborted || timeoutMs < 100) {
+      breaker?.record('abandoned', permit);
+      return a.release(deps.shutdown?.aborted ? 'shutdown' : 'lease_too_short');
+    }
+    const startedAt = a.now();
+    try {
+      // Shutdown does not abort a call in flight: it is bounded by its deadline and then committed.
+      const result = await provider.send(
+        { operationKey: job.operationKey, messageKey: job.messageKey, recipient: job.recipient, channel: job.channel, subject: job.subject, text: job.text, data: job.data },
+        { signal: a.keeper.signal, timeoutMs },
+      );
+      breaker?.record('success', permit);
+      const durationMs = a.now() - startedAt;
+      deps.metrics.deliveryDuration.observe({ channel: job.channel, provider: provider.name }, durationMs / 1000);
+      a.record({ step: 'send', outcome: 'sent', provider: provider.name, externalId: result.externalId, durationMs });
+      return await a.sent(provider.name, result.externalId, false);
+    } catch (err) {
+      const error = describeError(err);
+      const kind = classifyError(err);
+      const durationMs = a.now() - startedAt;
+      deps.metrics.deliveryDuration.observe({ channel: job.channel, provider: provider.name }, durationMs / 1000);
+      // Cut short by our own lost lease: that says nothing about the provider.
+      breaker?.record(a.keeper.lost() ? 'abandoned' : kind === 'permanent' ? 'success' : 'failure', permit);
+      // A holder that lost its lease mid-call still goes through the fenced
+      // commit below: the fence rejects it (and counts it) if a later claim exists.
+      if (kind === 'permanent') {
+        a.record({ step: 'send', outcome: 'dead', provider: provider.name, errorCode: error.code, error: error.message, durationMs });
+        return a.dead('permanent', error, provider.name);
+      }
+      if (kind === 'in_doubt') {
+        a.record({ step: 'send', outcome: 'in_doubt', provider: provider.name, errorCode: error.code, error: error.message, durationMs });
+        deps.metrics.inDoubt.inc({ channel: job.channel, provider: provider.name });
+        deps.metrics.deliveries.inc({ channel: job.channel, provider: provider.name, result: 'in_doubt' });
+        // Never fall back after an in-doubt outcome: the next attempt reconciles first.
+        return a.retryLater('in_doubt', 'in_doubt', error, provider.name);
+      }
+      a.record({ step: 'send', outcome: 'failed', provider: provider.name, errorCode: error.code, error: error.message, durationMs });
+      deps.metrics.deliveries.inc({ channel: job.channel, provider: provider.name, result: 'retry' });
+      plan.used[provider.name] = (plan.used[provider.name] ?? 0) + 1;
+      const retryable = err instanceof RetryableError ? err : undefined;
+      // Refused before a byte was written: the next provider may take it at once.
+      // 5xx/429: only once this provider's budget for the operation is spent.
+      const definite = retryable?.safeToFallback === true || budgetSpent(plan, provider.name, perProvider);
+      if (next && definite && !a.keeper.lost()) {
+        switchTo(provider, next, retryable?.safeToFallback ? 'refused' : 'budget_spent', error);
+        continue;
+      }
+      return a.retryLater('failed', error.code, error, provider.name, retryable?.retryAfterMs);
+    }
+  }
+  throw new Error('unreachable: the last provider of a plan always ends the attempt');
+}

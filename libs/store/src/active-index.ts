@@ -1,0 +1,74 @@
+import type { Redis } from 'ioredis';
+import type { KeyBuilder } from './keys';
+import { runScript } from './scripts';
+
+/** One entry of the sweeper index. */
+export interface ActiveEntry {
+  operationKey: string;
+  /** When the operation was due for its next step (ms). */
+  dueAt: number;
+  /** Committed `in_doubt` (the score's sign, see KeyBuilder.activeIndex). */
+  inDoubt: boolean;
+}
+
+/**
+ * Reads and maintains the per-shard index of non-terminal operations that the
+ * claim, commit and replay scripts keep (one command per transition). The
+ * recovery sweeper asks it for overdue operations; the in-doubt gauge counts
+ * its negative scores.
+ */
+export class ActiveIndex {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: KeyBuilder,
+  ) {}
+
+  /** Operations of one shard whose next step was due at or before `upTo`, oldest first. */
+  async overdue(shard: number, upTo: number, limit: number): Promise<ActiveEntry[]> {
+    const key = this.keys.activeIndex(shard);
+    const pipeline = this.redis.pipeline();
+    pipeline.zrangebyscore(key, 0, upTo, 'WITHSCORES', 'LIMIT', 0, limit);
+    // In doubt: scores -t with t <= upTo, i.e. between -upTo and 0 (exclusive).
+    pipeline.zrevrangebyscore(key, '(0', -upTo, 'WITHSCORES', 'LIMIT', 0, limit);
+    const [[, plain], [, doubt]] = (await pipeline.exec()) as [[unknown, string[]], [unknown, string[]]];
+    const entries: ActiveEntry[] = [];
+    for (const [flat, inDoubt] of [[plain, false], [doubt, true]] as const) {
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        entries.push({ operationKey: flat[i] as string, dueAt: Math.abs(Number(flat[i + 1])), inDoubt });
+      }
+    }
+    return entries.sort((a, b) => a.dueAt - b.dueAt).slice(0, limit);
+  }
+
+  /** Moves the next check time, keeping the in-doubt sign. False: no longer in the index. */
+  async touch(operationKey: string, dueAt: number): Promise<boolean> {
+    const result = await runScript(this.redis, 'index-touch-1', [this.keys.activeIndexOf(operationKey)], [operationKey, dueAt]);
+    return Number(result) === 1;
+  }
+
+  async remove(operationKey: string): Promise<void> {
+    await this.redis.zrem(this.keys.activeIndexOf(operationKey), operationKey);
+  }
+
+  /** Operations currently committed `in_doubt`, over every shard. */
+  async inDoubtCount(): Promise<number> {
+    const pipeline = this.redis.pipeline();
+    for (const key of this.keys.allActiveIndexes()) pipeline.zcount(key, '-inf', '(0');
+    const results = (await pipeline.exec()) ?? [];
+    return results.reduce((sum, [err, n]) => {
+      if (err) throw err;
+      return sum + Number(n);
+    }, 0);
+  }
+
+  /** Non-terminal operations over every shard. */
+  async size(): Promise<number> {
+    const pipeline = this.redis.pipeline();
+    for (const key of this.keys.allActiveIndexes()) pipeline.zcard(key);
+    const results = (await pipeline.exec()) ?? [];
+    return results.reduce((sum, [err, n]) => {
+      if (err) throw err;
+      return sum + Number(n);
+    }, 0);
+  }
+}

@@ -1,0 +1,70 @@
+--[[
+  Replay a dead or suppressed operation: back to `pending` under the same
+  operation key (DESIGN.md invariant 7), with a `replayed` journal entry that
+  says who asked and how. The claim on the operation key is what keeps a replay
+  from sending twice; this script only refuses what must not be replayed.
+
+  Input:
+    KEYS[1] operation state hash
+    KEYS[2] journal stream of the operation's shard
+    KEYS[3] operation history list
+    KEYS[4] active index of the operation's shard (recovery sweeper)
+    KEYS[5] suppressed index of the operation's shard
+
+    ARGV[1] now (ms)
+    ARGV[2] by (who asked: a user name, an API client)
+    ARGV[3] via (cli | api | dashboard | …)
+    ARGV[4] retention in ms
+    ARGV[5] journal MINID
+    ARGV[6] operation key
+    ARGV[7] the deliver job as JSON ('' when unknown); kept when the state has none
+
+  Output:
+    { "replayed", journalId, fromStatus, replays }
+    { "already_sent", provider, externalId }   nothing changed, nothing will be sent
+    { "not_replayable", status }              still in progress (pending, sending, failed, in_doubt)
+    { "not_found" }                           no state (never claimed, or past retention)
+]]
+local opKey, journalKey, historyKey, indexKey, suppressedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local now, by, via, op = ARGV[1], ARGV[2], ARGV[3], ARGV[6]
+
+local h = redis.call('HMGET', opKey, 'status', 'provider', 'externalId', 'reason', 'fence',
+  'messageKey', 'recipient', 'channel')
+local status = h[1]
+if not status then return { 'not_found' } end
+if status == 'sent' then return { 'already_sent', h[2] or '', h[3] or '' } end
+if status ~= 'dead' and status ~= 'suppressed' then return { 'not_replayable', status } end
+
+-- A fresh attempt budget; the fence keeps counting, so a holder from before the
+-- replay can never commit over it.
+redis.call('HSET', opKey, 'status', 'pending', 'attempts', 0, 'reason', '', 'owner', '',
+  'updatedAt', now, 'replayedAt', now, 'replayedBy', by, 'replayedVia', via)
+local replays = redis.call('HINCRBY', opKey, 'replays', 1)
+if status == 'suppressed' then
+  -- An operator released it on purpose: the next claim skips the rate limit once
+  -- (the send still counts in the window).
+  redis.call('HSET', opKey, 'limitBypass', '1')
+  redis.call('ZREM', suppressedKey, op)
+else
+  redis.call('HDEL', opKey, 'limitBypass')
+end
+if ARGV[7] ~= '' then redis.call('HSETNX', opKey, 'job', ARGV[7]) end
+redis.call('PEXPIRE', opKey, ARGV[4])
+
+redis.call('RPUSH', historyKey, cjson.encode({
+  at = tonumber(now), attempt = 0, fence = h[5] or '0', outcome = 'replayed', step = 'replay',
+  by = by, via = via, note = 'replayed from ' .. status .. ((h[4] and h[4] ~= '') and (' (' .. h[4] .. ')') or '')
+}))
+redis.call('LTRIM', historyKey, -200, -1)
+redis.call('PEXPIRE', historyKey, ARGV[4])
+
+-- Due at once: if the deliver job never makes it into the queue, the sweeper re-adds it.
+redis.call('ZADD', indexKey, now, op)
+
+local journalId = redis.call('XADD', journalKey, 'MINID', '~', ARGV[5], '*',
+  'type', 'replayed', 'op', op, 'msg', h[6] or '', 'recipient', h[7] or '', 'channel', h[8] or '',
+  'by', by, 'via', via, 'from', status, 'reason', h[4] or '', 'ts', now)
+local ids = redis.call('HGET', opKey, 'journalIds')
+if ids then ids = ids .. ',' .. journalId else ids = journalId end
+redis.call('HSET', opKey, 'journalIds', ids)
+return { 'replayed', journalId, status, replays }
