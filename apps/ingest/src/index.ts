@@ -4,3 +4,5 @@ export * from './context';
 export * from './errors';
 export * from './server';
 export * from './signature';
+export * from './mail-intake';
+export * from './mailbox-pollers';

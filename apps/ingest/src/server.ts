@@ -5,6 +5,9 @@ import { MessageStore } from '@singleshot/store';
 import type { Runtime } from '@singleshot/runtime';
 import { createIngestApp } from './app';
 import type { IngestContext } from './context';
+import { acceptMail } from './mail-intake';
+import { startMailboxPollers } from './mailbox-pollers';
+import { providerWebhookRouter } from './routes/provider-webhooks';
 
 export interface IngestApp {
   port: number;
@@ -33,10 +36,34 @@ export function ingestContext(rt: Runtime): IngestContext {
   };
 }
 
-/** Starts the ingest HTTP server. `port` 0 picks a free one. */
+/** Provider inbound formats (Mailgun, Postmark, SendGrid) from `config.webhooks`. */
+export function webhooksFor(rt: Runtime): (ctx: IngestContext) => Router {
+  const { mailgun, postmark, sendgrid } = rt.config.webhooks;
+  return (ctx) =>
+    providerWebhookRouter({
+      mailboxes: rt.config.mailboxes,
+      webhooks: {
+        ...(mailgun?.signingKey ? { mailgun: { signingKey: mailgun.signingKey, toleranceSeconds: mailgun.toleranceSeconds } } : {}),
+        ...(postmark?.password !== undefined ? { postmark: { username: postmark.username, password: postmark.password } } : {}),
+        ...(sendgrid ? { sendgrid: { username: sendgrid.username, password: sendgrid.password, token: sendgrid.token } } : {}),
+      },
+      acceptMail: (parsed, via) => acceptMail(ctx, parsed, via),
+      redis: rt.producer,
+      keys: rt.keys,
+      logger: ctx.logger,
+      maxBodyBytes: Math.max(rt.config.ingest.maxBodyBytes, 27_262_976),
+      maxMailBytes: ctx.maxMailBytes,
+      onRefused: () => ctx.metrics.eventsReceived.inc({ source: 'mail', result: 'invalid' }),
+    });
+}
+
+/**
+ * Starts the ingest HTTP server (and the IMAP pollers of configured mailboxes).
+ * `port` 0 picks a free one.
+ */
 export async function startIngest(
   rt: Runtime,
-  options: { port?: number; host?: string; providerWebhooks?: (ctx: IngestContext) => Router } = {},
+  options: { port?: number; host?: string; providerWebhooks?: (ctx: IngestContext) => Router; pollers?: boolean } = {},
 ): Promise<IngestApp> {
   const ctx = ingestContext(rt);
   const ready = async () => {
@@ -55,7 +82,7 @@ export async function startIngest(
     ctx,
     registry: rt.metrics.registry,
     ready,
-    ...(options.providerWebhooks ? { providerWebhooks: options.providerWebhooks(ctx) } : {}),
+    providerWebhooks: (options.providerWebhooks ?? webhooksFor(rt))(ctx),
   });
   const port = options.port ?? rt.config.ingest.port;
   const host = options.host ?? rt.config.ingest.host;
@@ -66,13 +93,16 @@ export async function startIngest(
   server.keepAliveTimeout = 65_000;
   const actual = (server.address() as AddressInfo).port;
   ctx.logger.info({ port: actual, host }, 'ingest listening');
+  const pollers = options.pollers === false ? undefined : await startMailboxPollers(rt, ctx, rt.metrics);
   return {
     port: actual,
     ctx,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await pollers?.stop();
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
-      }),
+      });
+    },
   };
 }

@@ -6,3 +6,5 @@ export * from './html-text';
 export * from './mail-input';
 export * from './mime-body';
 export * from './parse-raw-mail';
+export * from './imap';
+export * from './webhooks';

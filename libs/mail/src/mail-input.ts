@@ -103,7 +103,12 @@ function identityOf(parts: IdentityParts, fields: CleanFields): MailIdentity {
   if (normalized.ok) {
     return { messageKey: mailMessageKey(parts.mailboxId, normalized.id), messageId: normalized.id, identity: 'message-id' };
   }
-  const messageKey = fallbackFingerprint({ mailboxId: parts.mailboxId, ...fields });
+  // U+FFFD stands for bytes the part's charset could not decode, and such
+  // bytes differ between paths: IMAP forbids NUL in a message, so Dovecot
+  // hands each NUL back as 0x80 (undecodable in UTF-8 and US-ASCII), while a
+  // webhook carries the NUL itself (which stripNul drops). Leaving both out of
+  // the hash gives the IMAP and webhook copies of such a mail one key.
+  const messageKey = fallbackFingerprint({ mailboxId: parts.mailboxId, ...fields, body: fields.body.replace(/\uFFFD/g, '') });
   return { messageKey, messageId: null, identity: 'fingerprint', identityFallbackReason: normalized.reason };
 }
 

@@ -16,6 +16,7 @@ const SECRET_KEYS = [
   'cookie',
   'signature',
   'signingSecrets',
+  'signingKey',
   'apiKey',
 ];
 

@@ -1,0 +1,203 @@
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import type { Redis } from 'ioredis';
+import { mailInputFromParts, parseRawMail, type ParsedMail } from '@singleshot/mail';
+import {
+  PROVIDER_STATUS,
+  WebhookError,
+  isInboundProvider,
+  mailgunInbound,
+  postmarkInbound,
+  sendgridInbound,
+  verifyMailgun,
+  verifyPostmark,
+  verifySendgrid,
+  type InboundProviderName,
+  type MailgunOptions,
+  type PostmarkOptions,
+  type SendgridOptions,
+  type WebhookMail,
+  type WebhookRequest,
+} from '@singleshot/mail';
+import type { KeyBuilder } from '@singleshot/store';
+
+/** pino-compatible subset. */
+interface RouteLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface ProviderWebhookDeps {
+  mailboxes: ReadonlyArray<{ id: string; owner: string }>;
+  /** A provider without config answers 404: an unauthenticated inbound endpoint is never on by default. */
+  webhooks: {
+    mailgun?: Omit<MailgunOptions, 'now'>;
+    postmark?: PostmarkOptions;
+    sendgrid?: SendgridOptions;
+  };
+  /** Resolves once the decide job is in Redis; throws `name === 'StoreUnavailableError'` when Redis is down. */
+  acceptMail(parsed: ParsedMail, via: string): Promise<{ messageKey: string; status: 'accepted' | 'duplicate' }>;
+  /** For replay refusal (Mailgun tokens); a fail-fast producer connection. */
+  redis: Pick<Redis, 'set' | 'del'>;
+  keys: Pick<KeyBuilder, 'webhookToken'>;
+  logger: RouteLogger;
+  /** Body limit; default 26 MiB (Mailgun and Postmark accept mails up to 25 MB, plus encoding). */
+  maxBodyBytes?: number;
+  /** Raw mails larger than this are summarized from their header block (parseRawMail). */
+  maxMailBytes?: number;
+  /** Called for every refused request (for an `events_received{result="invalid"}` counter). */
+  onRefused?(provider: string, code: string): void;
+  /** Clock in ms (tests). */
+  now?: () => number;
+}
+
+function sendError(res: Response, status: number, code: string, message: string, details?: unknown): void {
+  res.status(status).json({ error: { code, message, ...(details === undefined ? {} : { details }) } });
+}
+
+function toWebhookRequest(req: Request): WebhookRequest {
+  const query: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.query)) if (typeof v === 'string') query[k] = v;
+  return {
+    rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+    headers: req.headers,
+    query,
+    contentType: req.get('content-type') ?? '',
+  };
+}
+
+/**
+ * `POST /v1/mail/inbound/:provider?mailbox=ID` for Mailgun, Postmark and
+ * SendGrid inbound mail (also `/:provider/:mailbox`, and for Mailgun's raw
+ * MIME routes, whose URL must end in "mime", `/mailgun/:mailbox/mime`).
+ *
+ * Order: provider known and configured (404) → caller authenticated (401,
+ * before a mailbox id is revealed) → Mailgun token claimed once (401 on
+ * replay) → mailbox known (the provider's never-retry status) → the mail
+ * taken apart by the adapter → keyed by the same code as the raw MIME path →
+ * accepted (202) only once the decide job is in Redis, else the provider's
+ * retry status.
+ */
+export function providerWebhookRouter(deps: ProviderWebhookDeps): Router {
+  const router = Router();
+  const mailboxIds = new Set(deps.mailboxes.map((m) => m.id));
+  const now = deps.now ?? Date.now;
+  const rawBody = express.raw({ type: () => true, limit: deps.maxBodyBytes ?? 26 * 1024 * 1024 });
+
+  const refuse = (res: Response, provider: string, status: number, code: string, message: string, details?: unknown) => {
+    deps.onRefused?.(provider, code);
+    sendError(res, status, code, message, details);
+  };
+
+  /**
+   * Claims a signature token once (SET NX: check and write in one step);
+   * false when it was seen within its window. Any failure of this Redis call
+   * means the token store is unavailable: the provider must retry.
+   */
+  const claimToken = async (provider: InboundProviderName, token: string, ttlSeconds: number): Promise<boolean> => {
+    try {
+      return (await deps.redis.set(deps.keys.webhookToken(provider, token), String(now()), 'EX', ttlSeconds, 'NX')) === 'OK';
+    } catch (err) {
+      throw new TokenStoreUnavailableError(err);
+    }
+  };
+
+  const handle = async (req: Request, res: Response, providerName: string): Promise<void> => {
+    const provider = providerName;
+    if (!isInboundProvider(provider)) return refuse(res, provider, 404, 'UNKNOWN_PROVIDER', `no inbound format "${provider}"`);
+    const config = deps.webhooks[provider];
+    if (!config) return refuse(res, provider, 404, 'PROVIDER_NOT_CONFIGURED', `inbound ${provider} is not configured`);
+    const status = PROVIDER_STATUS[provider];
+    const wreq = toWebhookRequest(req);
+    const mailboxId = String(req.params.mailbox ?? wreq.query.mailbox ?? '');
+    let claimed: string | undefined;
+
+    try {
+      let adapt: (r: WebhookRequest, o: { mailboxId: string }) => Promise<WebhookMail>;
+      if (provider === 'mailgun') {
+        const mg = config as MailgunOptions;
+        const { token } = verifyMailgun(wreq, { ...mg, now });
+        // Kept past the window in both directions: an older token is refused by its timestamp anyway.
+        const ttl = 2 * (mg.toleranceSeconds ?? 300) + 60;
+        if (!(await claimToken(provider, token, ttl))) throw new WebhookError('REPLAYED_TOKEN', 'this signature token was already used');
+        claimed = token;
+        adapt = mailgunInbound;
+      } else if (provider === 'postmark') {
+        verifyPostmark(wreq, config as PostmarkOptions);
+        adapt = postmarkInbound;
+      } else {
+        verifySendgrid(wreq, config as SendgridOptions);
+        adapt = sendgridInbound;
+      }
+
+      if (!mailboxId) return refuse(res, provider, status.reject, 'MISSING_MAILBOX', 'the mailbox query parameter is required (?mailbox=ID)');
+      if (!mailboxIds.has(mailboxId)) return refuse(res, provider, status.reject, 'UNKNOWN_MAILBOX', `mailbox "${mailboxId}" is not configured`);
+
+      const mail = await adapt(wreq, { mailboxId });
+      const parsed =
+        mail.kind === 'raw' ? await parseRawMail(mail.raw, { mailboxId, maxBytes: deps.maxMailBytes }) : mailInputFromParts(mail.parts);
+      const result = await deps.acceptMail(parsed, provider);
+      deps.logger.info({ provider, mailboxId, messageKey: result.messageKey, status: result.status, format: mail.kind }, 'inbound mail');
+      res.status(202).json(result);
+    } catch (err) {
+      if (err instanceof WebhookError) {
+        const httpStatus = err.isAuthError ? 401 : status.reject;
+        deps.logger.warn({ provider, mailboxId, code: err.code, reason: err.message }, 'inbound webhook refused');
+        return refuse(res, provider, httpStatus, err.code, err.message, err.details);
+      }
+      // The mail was not kept: free the token so the provider's retry of this
+      // very request is not refused as a replay.
+      if (claimed !== undefined) await deps.redis.del(deps.keys.webhookToken(provider, claimed)).catch(() => undefined);
+      const name = (err as { name?: unknown })?.name;
+      if (name === 'StoreUnavailableError') {
+        deps.logger.warn({ provider, mailboxId, err: describe(err) }, 'inbound mail not accepted: Redis unavailable');
+        res.set('Retry-After', '30');
+        return refuse(res, provider, status.retry, 'STORE_UNAVAILABLE', 'the mail could not be stored; retry later');
+      }
+      if (name === 'ValidationError' || name === 'PermanentError') {
+        return refuse(res, provider, status.reject, 'INVALID_MAIL', describe(err).message);
+      }
+      deps.logger.error({ provider, mailboxId, err: describe(err) }, 'inbound webhook failed');
+      // Retried by all three providers; never a 2xx for a mail not kept.
+      return refuse(res, provider, 500, 'INTERNAL', 'internal error; the mail was not confirmed, retry');
+    }
+  };
+
+  const route = (req: Request, res: Response, next: NextFunction) => handle(req, res, String(req.params.provider)).catch(next);
+  router.post('/mailgun/:mailbox/mime', rawBody, (req, res, next) => handle(req, res, 'mailgun').catch(next));
+  router.post('/:provider', rawBody, route);
+  router.post('/:provider/:mailbox', rawBody, route);
+
+  // Body-parser errors (too large, aborted) in the provider's terms.
+  router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
+    const e = err as { type?: string; status?: number };
+    const provider = String(req.params?.provider ?? req.path.split('/')[1] ?? '');
+    if (e.type === 'entity.too.large') {
+      deps.logger.error({ provider, limit: deps.maxBodyBytes }, 'inbound webhook body over the limit');
+      return sendError(res, 413, 'BODY_TOO_LARGE', 'the body exceeds the configured limit');
+    }
+    if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+      return sendError(res, 400, 'BAD_REQUEST', 'the request body could not be read');
+    }
+    next(err);
+  });
+  return router;
+}
+
+/** The Redis call of the replay check failed: answered like any store outage (retry). */
+class TokenStoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+  readonly code = 'STORE_UNAVAILABLE';
+  constructor(cause: unknown) {
+    super('Redis is unavailable (webhook token check)', { cause });
+  }
+}
+
+function describe(err: unknown): { name: string; code: string; message: string } {
+  const e = err as { name?: unknown; code?: unknown; message?: unknown };
+  return {
+    name: typeof e?.name === 'string' ? e.name : 'Error',
+    code: typeof e?.code === 'string' ? e.code : 'UNKNOWN',
+    message: typeof e?.message === 'string' ? e.message : String(err),
+  };
+}
