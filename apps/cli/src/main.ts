@@ -1,6 +1,10 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { startCommand } from './commands/start';
 import { registerOps } from './commands/ops';
+import { registerJournal } from './commands/journal';
+import { registerMessages } from './commands/messages';
+import { registerQueues } from './commands/queues';
+import { registerDlq } from './commands/dlq';
 import { formatReport, runLoadtest } from './loadtest/run';
 
 function int(name: string, min: number) {
@@ -19,11 +23,15 @@ const program = new Command()
 program
   .command('start')
   .description('run some or all apps in this process (embedded mode)')
-  .option('--only <apps>', 'comma-separated: ingest,decision,delivery')
+  .option('--only <apps>', 'comma-separated: ingest,decision,delivery,dashboard (default: all)')
   .option('--config <file>', 'config file (YAML or JSON); default $SINGLESHOT_CONFIG or ./singleshot.config.yaml')
   .action(startCommand);
 
 registerOps(program);
+registerMessages(program);
+registerJournal(program);
+registerQueues(program);
+registerDlq(program);
 
 program
   .command('loadtest')

@@ -1,11 +1,12 @@
 import type { Router } from 'express';
+import { startDashboard } from '@singleshot/dashboard';
 import { startDecision } from '@singleshot/decision';
 import { startDelivery } from '@singleshot/delivery';
 import { startIngest, type IngestContext } from '@singleshot/ingest';
 import { startHealthServer } from '@singleshot/observability';
 import { defaultReady, type Runtime } from '@singleshot/runtime';
 
-export const APP_NAMES = ['ingest', 'decision', 'delivery'] as const;
+export const APP_NAMES = ['ingest', 'decision', 'delivery', 'dashboard'] as const;
 export type AppName = (typeof APP_NAMES)[number];
 
 export interface RunningApps {
@@ -29,6 +30,7 @@ export async function runApps(
   // Start consumers first, so the first accepted event finds workers running.
   if (only.includes('delivery')) closers.unshift(startDelivery(rt).close);
   if (only.includes('decision')) closers.unshift(startDecision(rt).close);
+  if (only.includes('dashboard')) closers.unshift((await startDashboard(rt)).close);
   if (only.includes('ingest')) {
     const ingest = await startIngest(rt, {
       ...(options.ingestPort !== undefined ? { port: options.ingestPort } : {}),

@@ -54,7 +54,7 @@ export async function startEmbeddedFleet(opts: { sinkPort: number; appendfsync: 
     }),
   );
   const main = resolve(__dirname, '../cli/main.js');
-  const fleet: ChildProcess = spawn(process.execPath, [main, 'start', '--config', configFile], {
+  const fleet: ChildProcess = spawn(process.execPath, [main, 'start', '--only', 'ingest,decision,delivery', '--config', configFile], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, REDIS_URL: redisUrl },
   });

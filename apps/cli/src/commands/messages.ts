@@ -1,0 +1,59 @@
+import type { Command } from 'commander';
+import { formatTime, printTable } from '../format';
+import { withStores } from './ops';
+
+/** `singleshot messages show KEY`: one message (every arrival of one event) and the operations it fanned out to. */
+export function registerMessages(program: Command): void {
+  const messages = program.command('messages').description('messages: arrivals of one event and its operations');
+  messages
+    .command('show <key>')
+    .description('a message by its key: arrivals per source, decision, and each operation with its state')
+    .option('--config <file>', 'config file')
+    .option('--json', 'print JSON')
+    .action(async (key: string, opts: { config?: string; json?: boolean }) => {
+      await withStores(opts.config, async ({ operations, messages: store }) => {
+        const message = await store.get(key);
+        if (!message) {
+          console.error(`no message with key ${key} (kept for the retention period)`);
+          process.exitCode = 4;
+          return;
+        }
+        const ops = await Promise.all(
+          message.operations.map(async (operationKey) => ({ operationKey, record: await operations.get(operationKey) })),
+        );
+        if (opts.json) {
+          console.log(
+            JSON.stringify({ message, operations: ops.map(({ operationKey, record }) => record ?? { operationKey, status: 'unclaimed' }) }, null, 2),
+          );
+          return;
+        }
+        console.log(`message ${message.messageKey}`);
+        printTable([
+          ['arrivals', `${message.arrivals} (${Object.entries(message.via).map(([via, n]) => `${via}×${n}`).join(', ')})`],
+          ['first arrival', `${formatTime(message.firstArrivalAt)}${message.firstVia ? ` via ${message.firstVia}` : ''}`],
+          ['last arrival', formatTime(message.lastArrivalAt)],
+          ['queued', formatTime(message.queuedAt)],
+          ['decided', message.decidedAt === undefined ? 'not yet' : formatTime(message.decidedAt)],
+        ]);
+        if (ops.length === 0) {
+          console.log(message.decidedAt === undefined ? '\nno operations yet (not decided)' : '\nno operations (no route matched, or no recipients)');
+          return;
+        }
+        console.log('\noperations:');
+        printTable([
+          ['OPERATION', 'STATUS', 'RECIPIENT', 'CHANNEL', 'PROVIDER', 'EXTERNAL ID', 'UPDATED'],
+          ...ops.map(({ operationKey, record }) => [
+            operationKey,
+            // Decided, but no delivery worker has claimed it yet.
+            record?.status ?? 'unclaimed',
+            record?.recipient ?? '',
+            record?.channel ?? '',
+            record?.provider ?? '',
+            record?.externalId ?? '',
+            formatTime(record?.updatedAt),
+          ]),
+        ]);
+        console.log(`\ndetails: singleshot ops show <operation>`);
+      });
+    });
+}

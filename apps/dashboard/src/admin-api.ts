@@ -1,0 +1,22 @@
+import express, { Router } from 'express';
+import type { AdminApiDeps } from './deps';
+import { apiErrorHandler, sendError } from './errors';
+import { dlqRoutes } from './routes/dlq';
+import { journalRoutes } from './routes/journal';
+import { lookupRoutes } from './routes/lookups';
+
+/**
+ * The admin JSON API, mounted under `/admin/api` behind authentication:
+ * `GET operations/:key`, `GET messages/:key`, `GET dlq`, `POST dlq/:key/replay`,
+ * `GET journal?from=&to=&limit=`. Errors are `{ error: { code, message, details } }`.
+ */
+export function adminApiRouter(deps: AdminApiDeps): Router {
+  const router = Router();
+  router.use(express.json({ limit: '64kb' }));
+  router.use(lookupRoutes(deps));
+  router.use(dlqRoutes(deps));
+  router.use(journalRoutes(deps));
+  router.use((req, res) => sendError(res, 404, 'NOT_FOUND', `no admin API route for ${req.method} ${req.path}`));
+  router.use(apiErrorHandler(deps.logger));
+  return router;
+}

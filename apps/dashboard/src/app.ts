@@ -1,0 +1,53 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Registry } from 'prom-client';
+import type { Queues } from '@singleshot/queues';
+import { livenessHandler, metricsHandler, readinessHandler, type ReadinessCheck } from '@singleshot/observability';
+import { adminApiRouter } from './admin-api';
+import { requireAuth, type DashboardCredentials } from './auth';
+import { BOARD_PATH, boardRouter } from './board';
+import { boardGuard } from './board-guard';
+import type { AdminApiDeps } from './deps';
+import { sendError } from './errors';
+
+export interface DashboardAppOptions {
+  api: AdminApiDeps;
+  /** The queues Bull Board shows (every one, the DLQ included). */
+  queues: Pick<Queues, 'decide' | 'deliver' | 'dead'>;
+  credentials: DashboardCredentials | undefined;
+  registry: Registry;
+  ready: ReadinessCheck;
+}
+
+/**
+ * The dashboard: Bull Board at `/admin/queues` and the admin JSON API at
+ * `/admin/api`, both behind authentication; `/healthz`, `/readyz` and
+ * `/metrics` open, for probes and Prometheus.
+ */
+export function createDashboardApp(options: DashboardAppOptions): express.Express {
+  const { api, credentials } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+
+  app.get('/healthz', (req, res) => void livenessHandler()(req, res));
+  app.get('/readyz', (req, res) => void readinessHandler(options.ready, { logger: api.logger })(req, res));
+  app.get('/metrics', (req, res) => void metricsHandler(options.registry)(req, res));
+  app.get('/', (_req, res) => res.redirect(302, BOARD_PATH));
+
+  const auth = requireAuth(credentials, api.logger);
+  app.use('/admin/api', auth, adminApiRouter(api));
+  app.use(
+    BOARD_PATH,
+    auth,
+    boardGuard({ queues: options.queues, replay: api.replay, logger: api.logger }),
+    boardRouter(options.queues),
+  );
+
+  app.use((req, res) => sendError(res, 404, 'NOT_FOUND', `no route for ${req.method} ${req.path}`));
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    api.logger.error({ err, method: req.method, path: req.path }, 'dashboard request failed');
+    if (res.headersSent) return void res.destroy();
+    sendError(res, 500, 'INTERNAL', 'internal error');
+  });
+  return app;
+}

@@ -1,0 +1,31 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import type { QueueAdapterOptions } from '@bull-board/api/typings/app';
+import { ExpressAdapter } from '@bull-board/express';
+import type { Router } from 'express';
+import type { Queues } from '@singleshot/queues';
+import { DeadQueueAdapter } from './dead-queue-adapter';
+
+export const BOARD_PATH = '/admin/queues';
+
+/**
+ * Bull Board over every queue, the DLQ included. Completed decide and deliver
+ * jobs have no Retry button: re-running one is a no-op at best (its message or
+ * operation is already done), and would only confuse.
+ */
+export function boardRouter(queues: Pick<Queues, 'decide' | 'deliver' | 'dead'>): Router {
+  // BullMQAdapter's options type omits allowCompletedRetries, which the base adapter reads.
+  const doneIsDone = { allowCompletedRetries: false } as Partial<QueueAdapterOptions>;
+  const serverAdapter = new ExpressAdapter();
+  serverAdapter.setBasePath(BOARD_PATH);
+  createBullBoard({
+    queues: [
+      new BullMQAdapter(queues.decide, { ...doneIsDone, description: 'One job per message (job id = message key): classify, route, fan out.' }),
+      new BullMQAdapter(queues.deliver, { ...doneIsDone, description: 'One job per operation (job id = operation key): claim, send, commit.' }),
+      new DeadQueueAdapter(queues.dead),
+    ],
+    serverAdapter,
+    options: { uiConfig: { boardTitle: 'singleshot' } },
+  });
+  return serverAdapter.getRouter() as Router;
+}

@@ -1,0 +1,15 @@
+import type { Logger } from '@singleshot/observability';
+import type { Queues } from '@singleshot/queues';
+import type { JournalReader, MessageStore, OperationStore } from '@singleshot/store';
+import type { Replay } from './replay';
+
+/** What the admin API reads and does; narrow, so tests can hand in small pieces. */
+export interface AdminApiDeps {
+  operations: Pick<OperationStore, 'get' | 'history'>;
+  messages: Pick<MessageStore, 'get'>;
+  journal: Pick<JournalReader, 'range' | 'forOperation'>;
+  /** The DLQ (`dead`): records are listed and looked up, never consumed. */
+  queues: Pick<Queues, 'dead'>;
+  replay: Replay;
+  logger: Logger;
+}

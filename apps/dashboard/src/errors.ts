@@ -1,0 +1,44 @@
+import type { NextFunction, Request, Response } from 'express';
+import { SingleshotError } from '@singleshot/core';
+import type { Logger } from '@singleshot/observability';
+
+/**
+ * An admin API failure with its HTTP status. Handlers throw it; the error
+ * middleware answers `{ error: { code, message, details } }`, the same shape as
+ * the ingest API.
+ */
+export class ApiError extends SingleshotError {
+  constructor(
+    readonly status: number,
+    code: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message, code);
+  }
+}
+
+/** The dashboard refuses to start (e.g. a public address without credentials). */
+export class DashboardStartError extends SingleshotError {}
+
+export function sendError(res: Response, status: number, code: string, message: string, details?: unknown): void {
+  res.status(status).json({ error: { code, message, ...(details === undefined ? {} : { details }) } });
+}
+
+/** Last middleware of the admin API: ApiError → its status, anything else → 500 (logged). */
+export function apiErrorHandler(logger: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    if (err instanceof ApiError) {
+      sendError(res, err.status, err.code, err.message, err.details);
+      return;
+    }
+    const e = err as { type?: string; status?: number; expose?: boolean; message?: string };
+    // body-parser errors (malformed JSON, too large) are the client's.
+    if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
+      sendError(res, e.status, e.type === 'entity.too.large' ? 'BODY_TOO_LARGE' : 'BAD_REQUEST', e.message ?? 'bad request');
+      return;
+    }
+    logger.error({ err, method: req.method, path: req.path }, 'admin API request failed');
+    sendError(res, 500, 'INTERNAL', 'internal error');
+  };
+}

@@ -1,0 +1,46 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { AdminApiDeps } from '../deps';
+import { ApiError } from '../errors';
+import { hexKeySchema, parseInput } from '../params';
+
+const keyParams = z.strictObject({ key: hexKeySchema });
+
+/**
+ * "What happened to this notification?": an operation with its attempts and
+ * journal entries (and its DLQ record when dead), or a message with every
+ * operation it fanned out to.
+ */
+export function lookupRoutes(deps: AdminApiDeps): Router {
+  const router = Router();
+
+  router.get('/operations/:key', async (req, res) => {
+    const { key } = parseInput(keyParams, req.params, 'path');
+    const operation = await deps.operations.get(key);
+    if (!operation) {
+      throw new ApiError(404, 'NOT_FOUND', `no operation ${key} (records are kept for the retention period; an operation appears once a delivery worker claims it)`);
+    }
+    const [history, journal, deadJob] = await Promise.all([
+      deps.operations.history(key),
+      deps.journal.forOperation(key, operation.journalIds),
+      operation.status === 'dead' ? deps.queues.dead.getJob(key) : Promise.resolve(undefined),
+    ]);
+    res.json({ operation, history, journal, dead: deadJob?.data ?? null });
+  });
+
+  router.get('/messages/:key', async (req, res) => {
+    const { key } = parseInput(keyParams, req.params, 'path');
+    const message = await deps.messages.get(key);
+    if (!message) throw new ApiError(404, 'NOT_FOUND', `no message ${key} (records are kept for the retention period)`);
+    const operations = await Promise.all(
+      message.operations.map(async (operationKey) => {
+        const record = await deps.operations.get(operationKey);
+        // Decided but not yet claimed by a delivery worker: the deliver job is queued.
+        return record ?? { operationKey, status: 'unclaimed' as const };
+      }),
+    );
+    res.json({ message, operations });
+  });
+
+  return router;
+}
