@@ -8,13 +8,13 @@ import {
   startHttpSink,
   startTestRedis,
   testConfig,
-  testRuntime,
   waitUntil,
   writeConfigFile,
   type AppProcess,
   type HttpSink,
   type TestRedis,
 } from '@singleshot/test-harness';
+import { testRuntime } from '../support/runtime';
 
 // Delivery under real process faults: racing workers, SIGKILL after the claim,
 // SIGSTOP past the lease, and misbehaving providers. Each case uses a fresh

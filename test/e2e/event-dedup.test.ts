@@ -6,13 +6,13 @@ import {
   startHttpSink,
   startTestRedis,
   testConfig,
-  testRuntime,
   waitUntil,
   writeConfigFile,
   type AppProcess,
   type HttpSink,
   type TestRedis,
 } from '@singleshot/test-harness';
+import { testRuntime } from '../support/runtime';
 
 // The headline promise: the same business event posted many times, concurrently
 // and later, gives exactly one provider call and one `sent` journal entry.

@@ -5,13 +5,13 @@ import {
   startHttpSink,
   startTestRedis,
   testConfig,
-  testRuntime,
   waitUntil,
   writeConfigFile,
   type AppProcess,
   type HttpSink,
   type TestRedis,
 } from '@singleshot/test-harness';
+import { testRuntime } from '../support/runtime';
 
 // Redis is the only shared state. When it is down, ingest must refuse (503),
 // never answer 2xx for an event it did not keep; when it is SIGKILLed and comes

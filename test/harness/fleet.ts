@@ -2,9 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createLogger } from '@singleshot/observability';
-import { parseConfig, type Config } from '@singleshot/config';
-import { createRuntime, type Runtime } from '@singleshot/runtime';
 import { waitUntil } from './free-port';
 
 /** Repo root, wherever the tests run from. */
@@ -22,12 +19,6 @@ export function testConfig(input: Record<string, unknown> & { redisUrl: string }
     delivery: { leaseMs: 2000, attempts: 5, backoffMs: [100, 200, 400], concurrency: 8, metricsPort: 0 },
     ...rest,
   };
-}
-
-/** A runtime in this process (for assertions on stores, or an in-process fleet). */
-export async function testRuntime(config: Record<string, unknown>, app = 'test'): Promise<Runtime> {
-  const parsed: Config = parseConfig(config);
-  return createRuntime(parsed, { app, logger: createLogger({ app, level: parsed.log.level }) });
 }
 
 /** One app process (`node dist/apps/cli/main.js start --only …`), killable with real signals. */
