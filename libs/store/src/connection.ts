@@ -42,11 +42,15 @@ export function createRedis(options: RedisConnectionOptions): Redis {
     case 'worker':
       Object.assign(base, { maxRetriesPerRequest: null, enableReadyCheck: true });
       break;
+    // Auto-pipelining sends the commands issued in one tick in one socket write:
+    // on a busy ingest or delivery process that is many fewer syscalls (measured:
+    // socket writes were the largest single cost of an ingest request). Not for
+    // `worker`: blocking commands must not hold up a pipeline.
     case 'producer':
-      Object.assign(base, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 3000 });
+      Object.assign(base, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 3000, enableAutoPipelining: true });
       break;
     case 'client':
-      Object.assign(base, { maxRetriesPerRequest: null });
+      Object.assign(base, { maxRetriesPerRequest: null, enableAutoPipelining: true });
       break;
   }
   const redis = new Redis(options.url, base);
