@@ -28,11 +28,12 @@ export function startDecision(rt: Runtime): DecisionApp {
         // Poison: a payload no version of this code can decide. Fails at once, kept
         // in the failed set with the reason (no operation exists yet to DLQ).
         const issues = formatIssues(parsed.error);
-        logger.error({ jobId: job.id, issues }, 'invalid decide job');
+        const messageKey = (job.data as { messageKey?: unknown } | undefined)?.messageKey;
+        logger.error({ jobId: job.id, messageKey, jobAttempt: job.attemptsMade, issues }, 'invalid decide job');
         throw new UnrecoverableError(`invalid decide job: ${issues.join('; ')}`);
       }
       const outcome = await decide(parsed.data as DecideJobData, deps);
-      logger.debug({ messageKey: parsed.data.messageKey, jobId: job.id, ...outcome }, 'decided');
+      logger.info({ messageKey: parsed.data.messageKey, jobId: job.id, jobAttempt: job.attemptsMade, ...outcome }, 'decided');
       return outcome;
     },
     {
@@ -46,7 +47,9 @@ export function startDecision(rt: Runtime): DecisionApp {
   );
   worker.on('error', (err) => logger.warn({ err }, 'decide worker error'));
   worker.on('failed', (job, err) => {
-    if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) logger.error({ jobId: job.id, err }, 'decide job failed for good');
+    if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+      logger.error({ jobId: job.id, messageKey: job.data?.messageKey, jobAttempt: job.attemptsMade, err }, 'decide job failed for good');
+    }
   });
   return {
     worker,

@@ -96,7 +96,13 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
         return { kind: 'dead', reason: 'invalid_payload' };
       }
       const outcome = await deliver(parsed.data, deps);
-      logger.debug({ operationKey: parsed.data.operationKey, jobId: job.id, attempt: job.attemptsMade, outcome }, 'delivery attempt');
+      // One line per attempt with the keys an operator greps for; `jobAttempt`
+      // is BullMQ's count (infrastructure retries), the operation's own attempt
+      // number is in `singleshot ops show`.
+      logger.info(
+        { operationKey: parsed.data.operationKey, messageKey: parsed.data.messageKey, jobId: job.id, jobAttempt: job.attemptsMade, channel: parsed.data.channel, outcome },
+        `delivery ${outcome.kind}`,
+      );
       if (outcome.kind === 'retry' || outcome.kind === 'conflict') {
         await job.moveToDelayed(Date.now() + outcome.delayMs, token);
         throw new DelayedError();
@@ -117,7 +123,11 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   worker.on('error', (err) => logger.warn({ err }, 'deliver worker error'));
   worker.on('failed', (job, err) => {
     if (err instanceof DelayedError || err?.name === 'DelayedError') return;
-    logger.warn({ jobId: job?.id, attemptsMade: job?.attemptsMade, err }, 'deliver job attempt failed (infrastructure)');
+    const data = job?.data as Partial<DeliverJobData> | undefined;
+    logger.warn(
+      { operationKey: data?.operationKey, messageKey: data?.messageKey, jobId: job?.id, jobAttempt: job?.attemptsMade, err },
+      'deliver job attempt failed (infrastructure); the queue retries it',
+    );
   });
   sweeper.start();
   return {
