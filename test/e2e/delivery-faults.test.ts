@@ -43,8 +43,9 @@ function job(name: string, recipient = `${name}@example.com`): DeliverJobData {
     firstArrivalAt: Date.now(),
   };
 }
-const worker = () => {
-  const p = spawnApps('delivery', configFile);
+let baseConfig: Record<string, unknown>;
+const worker = (file = configFile) => {
+  const p = spawnApps('delivery', file);
   procs.push(p);
   return p;
 };
@@ -63,6 +64,7 @@ beforeAll(async () => {
     routes: [{ name: 'test', match: {}, action: 'notify', channel: 'webhook' }],
     providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 10_000 }] },
   });
+  baseConfig = config;
   const written = writeConfigFile(config);
   configFile = written.file;
   cleanup = written.cleanup;
@@ -83,12 +85,15 @@ afterAll(async () => {
 
 describe('delivery under faults', () => {
   it('two worker processes racing on one operation: one send, the conflict counted, the loser retries', async () => {
-    const a = worker();
-    const b = worker();
+    // A long lease here: this case is about the lock, not about lease expiry, and
+    // the held send must stay well inside its deadline on a loaded machine.
+    const long = writeConfigFile({ ...baseConfig, delivery: { ...(baseConfig.delivery as object), leaseMs: 20_000 } });
+    const a = worker(long.file);
+    const b = worker(long.file);
     await Promise.all([a.metricsPort(), b.metricsPort()]);
     const data = job('race');
     // Hold the first send long enough that the second job is claimed meanwhile.
-    sink.script({ delayMs: 1500, then: 'ok' });
+    sink.script({ delayMs: 3000, then: 'ok' });
     // Two jobs for one operation (say, a decide job redelivered after its deliver
     // job was removed): each process takes one, concurrency 1.
     await rt.queues.deliver.add('deliver', data, { jobId: `${data.operationKey}-x` });
@@ -97,12 +102,15 @@ describe('delivery under faults', () => {
       const [x, y] = await Promise.all([rt.queues.deliver.getJob(`${data.operationKey}-x`), rt.queues.deliver.getJob(`${data.operationKey}-y`)]);
       return (await x?.isCompleted()) && (await y?.isCompleted()) ? [x, y] : undefined;
     };
-    const [x, y] = await waitUntil(jobsDone, 'both jobs to complete', { timeoutMs: 60_000 });
+    await waitUntil(jobsDone, 'both jobs to complete', { timeoutMs: 60_000 });
+    // Fetched again: a job object read before it completed carries no return value.
+    const [x, y] = await Promise.all([rt.queues.deliver.getJob(`${data.operationKey}-x`), rt.queues.deliver.getJob(`${data.operationKey}-y`)]);
     expect(sink.countFor(data.operationKey)).toBe(1);
     const conflicts = (await a.metric('singleshot_lock_conflicts_total')) + (await b.metric('singleshot_lock_conflicts_total'));
     expect(conflicts).toBeGreaterThanOrEqual(1);
     // The loser was not dropped: it came back and found the operation sent.
     expect([x!.returnvalue.kind, y!.returnvalue.kind].sort()).toEqual(['duplicate', 'sent']);
+    long.cleanup();
     expect((await journalTypes(data.operationKey)).filter((t) => t === 'sent')).toHaveLength(1);
   });
 

@@ -60,6 +60,7 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
       return a.release(deps.shutdown?.aborted ? 'shutdown' : 'lease_too_short');
     }
     const startedAt = a.now();
+    a.log.debug({ provider: provider.name, timeoutMs }, 'calling provider');
     try {
       // Shutdown does not abort a call in flight: it is bounded by its deadline and then committed.
       const result = await provider.send(
