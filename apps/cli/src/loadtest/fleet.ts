@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort, redisAnswers } from '../embedded-redis';
@@ -11,10 +11,28 @@ import { freePort, redisAnswers } from '../embedded-redis';
  */
 export interface EmbeddedFleet {
   ingestUrl: string;
+  /** Peak resident memory (VmHWM) of the fleet's Node processes and of Redis, in MiB (Linux). */
+  peakRssMb(): { fleet: number; redis: number };
   stop(): Promise<void>;
 }
 
-export async function startEmbeddedFleet(opts: { sinkPort: number; appendfsync: string; concurrency: number }): Promise<EmbeddedFleet> {
+function vmHwmMb(pid: number | undefined): number {
+  if (!pid) return Number.NaN;
+  try {
+    const kb = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+    return Math.round(kb / 1024);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * `single`: ingest, decision and delivery in one `singleshot start` process
+ * (the embedded default). `split`: one process per app, as in production.
+ */
+export type FleetLayout = 'single' | 'split';
+
+export async function startEmbeddedFleet(opts: { sinkPort: number; appendfsync: string; concurrency: number; layout?: FleetLayout }): Promise<EmbeddedFleet> {
   const dir = mkdtempSync(join(tmpdir(), 'singleshot-loadtest-'));
   const redisPort = await freePort();
   const ingestPort = await freePort();
@@ -54,23 +72,27 @@ export async function startEmbeddedFleet(opts: { sinkPort: number; appendfsync: 
     }),
   );
   const main = resolve(__dirname, '../cli/main.js');
-  const fleet: ChildProcess = spawn(process.execPath, [main, 'start', '--only', 'ingest,decision,delivery', '--config', configFile], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, REDIS_URL: redisUrl },
-  });
+  const groups = opts.layout === 'split' ? ['ingest', 'decision', 'delivery'] : ['ingest,decision,delivery'];
+  const fleet: ChildProcess[] = groups.map((only) =>
+    spawn(process.execPath, [main, 'start', '--only', only, '--config', configFile], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, REDIS_URL: redisUrl, METRICS_PORT: '0' },
+    }),
+  );
   const ingestUrl = `http://127.0.0.1:${ingestPort}`;
   for (let i = 0; ; i++) {
     const ok = await fetch(`${ingestUrl}/healthz`).then((r) => r.ok, () => false);
     if (ok) break;
-    if (i > 300 || fleet.exitCode !== null) throw new Error('loadtest: the embedded fleet did not start');
+    if (i > 300 || fleet.some((p) => p.exitCode !== null)) throw new Error('loadtest: the embedded fleet did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
   const exited = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null ? r() : p.once('exit', () => r())));
   return {
     ingestUrl,
+    peakRssMb: () => ({ fleet: fleet.reduce((sum, p) => sum + vmHwmMb(p.pid), 0), redis: vmHwmMb(redis.pid) }),
     stop: async () => {
-      fleet.kill('SIGTERM');
-      await exited(fleet);
+      for (const p of fleet) p.kill('SIGTERM');
+      await Promise.all(fleet.map(exited));
       redis.kill('SIGTERM');
       await exited(redis);
       rmSync(dir, { recursive: true, force: true });

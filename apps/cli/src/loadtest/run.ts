@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
 import { SingleBar, Presets } from 'cli-progress';
 import { startLoadSink } from './sink';
-import { startEmbeddedFleet, type EmbeddedFleet } from './fleet';
+import { startEmbeddedFleet, type EmbeddedFleet, type FleetLayout } from './fleet';
 import { percentile } from './stats';
 
 export interface LoadtestOptions {
@@ -14,6 +14,7 @@ export interface LoadtestOptions {
   drainSeconds: number;
   embedded: boolean;
   appendfsync: string;
+  layout?: FleetLayout;
   json: boolean;
   progress: boolean;
 }
@@ -32,6 +33,8 @@ export interface LoadtestReport {
   totalSeconds: number;
   throughputPerSecond: number;
   latencyMs: { p50: number; p95: number; p99: number; max: number };
+  /** With --embedded: peak resident memory of the fleet processes and of Redis (MiB). */
+  peakRssMb?: { fleet: number; redis: number };
 }
 
 /**
@@ -43,7 +46,7 @@ export async function runLoadtest(opts: LoadtestOptions): Promise<LoadtestReport
   const sink = await startLoadSink(opts.sinkPort);
   let fleet: EmbeddedFleet | undefined;
   try {
-    if (opts.embedded) fleet = await startEmbeddedFleet({ sinkPort: sink.port, appendfsync: opts.appendfsync, concurrency: Math.max(16, opts.concurrency) });
+    if (opts.embedded) fleet = await startEmbeddedFleet({ sinkPort: sink.port, appendfsync: opts.appendfsync, concurrency: Math.max(16, opts.concurrency), layout: opts.layout ?? 'single' });
     const base = fleet?.ingestUrl ?? opts.url;
     const pool = new Pool(base, { connections: opts.concurrency, pipelining: 1 });
     const run = randomBytes(4).toString('hex');
@@ -108,6 +111,7 @@ export async function runLoadtest(opts: LoadtestOptions): Promise<LoadtestReport
     bar?.stop();
     await pool.close();
 
+    const peakRssMb = fleet?.peakRssMb();
     const received = ours();
     const lastAt = Math.max(...received.map((r) => r.firstAt), started);
     const latencies = received.map((r) => r.firstAt - (firstSent.get(r.eventId) ?? r.firstAt)).sort((a, b) => a - b);
@@ -126,6 +130,7 @@ export async function runLoadtest(opts: LoadtestOptions): Promise<LoadtestReport
       totalSeconds,
       throughputPerSecond: totalSeconds > 0 ? received.length / totalSeconds : 0,
       latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), max: latencies.at(-1) ?? Number.NaN },
+      ...(peakRssMb ? { peakRssMb } : {}),
     };
   } finally {
     await fleet?.stop();
@@ -142,5 +147,6 @@ export function formatReport(r: LoadtestReport): string {
     `lost              ${r.lost}`,
     `throughput        ${r.throughputPerSecond.toFixed(0)} notifications/s end to end (${r.totalSeconds.toFixed(1)} s; sending took ${r.sendSeconds.toFixed(1)} s)`,
     `latency (ms)      p50 ${r.latencyMs.p50}  p95 ${r.latencyMs.p95}  p99 ${r.latencyMs.p99}  max ${r.latencyMs.max}  (first post → sink)`,
+    ...(r.peakRssMb ? [`peak memory       fleet ${r.peakRssMb.fleet} MiB, redis ${r.peakRssMb.redis} MiB (VmHWM)`] : []),
   ].join('\n');
 }
