@@ -85,7 +85,7 @@ export function registerBench(program: Command): void {
       } else {
         console.log(`\n${opts.events} events × ${opts.dup} arrivals each, concurrency ${opts.concurrency}:`);
         printTable([
-          ['variant', 'notif/s', 'p50 ms', 'p95 ms', 'p99 ms', 'dup', 'lost', 'fleet MiB', 'redis MiB'],
+          ['variant', 'notif/s', 'p50 ms', 'p95 ms', 'p99 ms', 'dup', 'lost', 'fleet MiB', 'redis MiB', 'CPU ms/notif fleet/redis/loadgen'],
           ...results.map(({ variant, report: r }) => [
             variant,
             r.throughputPerSecond.toFixed(0),
@@ -96,6 +96,7 @@ export function registerBench(program: Command): void {
             String(r.lost),
             String(r.peakRssMb?.fleet ?? ''),
             String(r.peakRssMb?.redis ?? ''),
+            `${r.cpuMsPerNotification?.fleet ?? ''}/${r.cpuMsPerNotification?.redis ?? ''}/${r.cpuMsPerNotification?.loadgen ?? ''}`,
           ]),
         ]);
       }

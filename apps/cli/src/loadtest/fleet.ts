@@ -13,7 +13,21 @@ export interface EmbeddedFleet {
   ingestUrl: string;
   /** Peak resident memory (VmHWM) of the fleet's Node processes and of Redis, in MiB (Linux). */
   peakRssMb(): { fleet: number; redis: number };
+  /** CPU seconds (user + system) used so far by the fleet's Node processes and by Redis (Linux). */
+  cpuSeconds(): { fleet: number; redis: number };
   stop(): Promise<void>;
+}
+
+/** utime + stime of a process, in seconds (USER_HZ is 100 on Linux). */
+function cpuSecondsOf(pid: number | undefined): number {
+  if (!pid) return Number.NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 function vmHwmMb(pid: number | undefined): number {
@@ -89,6 +103,7 @@ export async function startEmbeddedFleet(opts: { sinkPort: number; appendfsync: 
   const exited = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null ? r() : p.once('exit', () => r())));
   return {
     ingestUrl,
+    cpuSeconds: () => ({ fleet: fleet.reduce((sum, p) => sum + cpuSecondsOf(p.pid), 0), redis: cpuSecondsOf(redis.pid) }),
     peakRssMb: () => ({ fleet: fleet.reduce((sum, p) => sum + vmHwmMb(p.pid), 0), redis: vmHwmMb(redis.pid) }),
     stop: async () => {
       for (const p of fleet) p.kill('SIGTERM');

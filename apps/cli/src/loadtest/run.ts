@@ -35,6 +35,8 @@ export interface LoadtestReport {
   latencyMs: { p50: number; p95: number; p99: number; max: number };
   /** With --embedded: peak resident memory of the fleet processes and of Redis (MiB). */
   peakRssMb?: { fleet: number; redis: number };
+  /** CPU milliseconds per notification, by process (fleet and Redis with --embedded; the load generator and sink always). */
+  cpuMsPerNotification?: { fleet?: number; redis?: number; loadgen: number };
 }
 
 /**
@@ -79,6 +81,7 @@ export async function runLoadtest(opts: LoadtestOptions): Promise<LoadtestReport
       }
     };
 
+    const cpuBefore = { self: process.cpuUsage(), fleet: fleet?.cpuSeconds() };
     const started = Date.now();
     let next = 0;
     let done = 0;
@@ -112,6 +115,8 @@ export async function runLoadtest(opts: LoadtestOptions): Promise<LoadtestReport
     await pool.close();
 
     const peakRssMb = fleet?.peakRssMb();
+    const self = process.cpuUsage(cpuBefore.self);
+    const fleetCpu = fleet?.cpuSeconds();
     const received = ours();
     const lastAt = Math.max(...received.map((r) => r.firstAt), started);
     const latencies = received.map((r) => r.firstAt - (firstSent.get(r.eventId) ?? r.firstAt)).sort((a, b) => a - b);
@@ -131,11 +136,24 @@ export async function runLoadtest(opts: LoadtestOptions): Promise<LoadtestReport
       throughputPerSecond: totalSeconds > 0 ? received.length / totalSeconds : 0,
       latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), max: latencies.at(-1) ?? Number.NaN },
       ...(peakRssMb ? { peakRssMb } : {}),
+      cpuMsPerNotification: {
+        loadgen: round2((self.user + self.system) / 1000 / Math.max(1, received.length)),
+        ...(fleetCpu && cpuBefore.fleet
+          ? {
+              fleet: round2(((fleetCpu.fleet - cpuBefore.fleet.fleet) * 1000) / Math.max(1, received.length)),
+              redis: round2(((fleetCpu.redis - cpuBefore.fleet.redis) * 1000) / Math.max(1, received.length)),
+            }
+          : {}),
+      },
     };
   } finally {
     await fleet?.stop();
     await sink.close();
   }
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
 }
 
 export function formatReport(r: LoadtestReport): string {
@@ -148,5 +166,8 @@ export function formatReport(r: LoadtestReport): string {
     `throughput        ${r.throughputPerSecond.toFixed(0)} notifications/s end to end (${r.totalSeconds.toFixed(1)} s; sending took ${r.sendSeconds.toFixed(1)} s)`,
     `latency (ms)      p50 ${r.latencyMs.p50}  p95 ${r.latencyMs.p95}  p99 ${r.latencyMs.p99}  max ${r.latencyMs.max}  (first post → sink)`,
     ...(r.peakRssMb ? [`peak memory       fleet ${r.peakRssMb.fleet} MiB, redis ${r.peakRssMb.redis} MiB (VmHWM)`] : []),
+    ...(r.cpuMsPerNotification
+      ? [`cpu per notif.    ${r.cpuMsPerNotification.fleet !== undefined ? `fleet ${r.cpuMsPerNotification.fleet} ms, redis ${r.cpuMsPerNotification.redis} ms, ` : ''}load generator + sink ${r.cpuMsPerNotification.loadgen} ms`]
+      : []),
   ].join('\n');
 }
