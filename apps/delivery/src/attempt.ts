@@ -1,6 +1,6 @@
 import { retryDelayMs, type DeliverJobData, type OperationStatus } from '@singleshot/core';
 import type { AttemptRecord, CommitOutcome } from '@singleshot/store';
-import type { Logger } from '@singleshot/observability';
+import type { ScopedLogger } from '@singleshot/observability';
 import type { DeliverDeps, DeliverOutcome } from './deliver';
 import { ensureDeadRecord } from './dead-record';
 import type { LeaseKeeper } from './lease-keeper';
@@ -12,7 +12,7 @@ export interface ClaimState {
   lastProvider: string;
   limitBypass: boolean;
   keeper: LeaseKeeper;
-  log: Logger;
+  log: ScopedLogger;
 }
 
 export interface CommitExtra {
@@ -45,7 +45,7 @@ export class ClaimedAttempt {
     return (this.deps.now ?? Date.now)();
   }
 
-  get log(): Logger {
+  get log(): ScopedLogger {
     return this.claim.log;
   }
 

@@ -3,7 +3,7 @@ import type { AttemptRecord, OperationStore } from '@singleshot/store';
 import type { DeadJobData } from '@singleshot/queues';
 import type { BreakerRegistry, Provider } from '@singleshot/providers';
 import type { DeliveryConfig } from '@singleshot/config';
-import type { Logger, Metrics } from '@singleshot/observability';
+import { lazyChild, type Logger, type Metrics } from '@singleshot/observability';
 import { ClaimedAttempt } from './attempt';
 import { ensureDeadRecord } from './dead-record';
 import { keepLease } from './lease-keeper';
@@ -88,7 +88,7 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
       break;
   }
 
-  const log = deps.logger.child({ operationKey: job.operationKey, messageKey: job.messageKey, fence: claim.fence, attempt: claim.attempts });
+  const log = lazyChild(deps.logger, { operationKey: job.operationKey, messageKey: job.messageKey, fence: claim.fence, attempt: claim.attempts });
   const keeper = keepLease({
     leaseMs,
     now,

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from './index';
+import { createLogger, lazyChild } from './index';
 
 function capture(): { stream: Writable; lines: () => Record<string, unknown>[] } {
   const chunks: string[] = [];
@@ -81,5 +81,27 @@ describe('createLogger', () => {
       },
       request: { headers: { Authorization: '[redacted]' } },
     });
+  });
+});
+
+describe('lazyChild', () => {
+  it('writes with the bindings, redacted, only at enabled levels, and builds the child only then', () => {
+    const out = capture();
+    const logger = createLogger({ app: 'delivery', level: 'info', destination: out.stream });
+    let children = 0;
+    const child = logger.child.bind(logger);
+    logger.child = ((...args: Parameters<typeof logger.child>) => {
+      children++;
+      return child(...args);
+    }) as typeof logger.child;
+    const scoped = lazyChild(logger, { operationKey: 'op-1', password: 'hunter2' });
+    scoped.debug({ step: 'skipped' }, 'not written at info');
+    expect(children).toBe(0);
+    scoped.info({ step: 'sent' }, 'written');
+    scoped.warn({ step: 'again' }, 'written too');
+    expect(children).toBe(1);
+    const lines = out.lines();
+    expect(lines.map((l) => l.msg)).toEqual(['written', 'written too']);
+    expect(lines[0]).toMatchObject({ operationKey: 'op-1', step: 'sent', password: '[redacted]' });
   });
 });
