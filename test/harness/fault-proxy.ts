@@ -173,7 +173,7 @@ export async function startFaultProxy(target: { host?: string; port: number }): 
     upstream.once('connect', () => pump(link, link.up));
   };
 
-  const server: Server = createServer({ allowHalfOpen: true, pauseOnConnect: false }, (client) => {
+  const server: Server = createServer({ allowHalfOpen: true }, (client) => {
     client.setNoDelay(true);
     const link: Link = { client, upstream: undefined, up: newPipe(), down: newPipe(), stalled: false, dead: false };
     links.add(link);

@@ -65,6 +65,16 @@ export type DeliverOutcome =
 export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<DeliverOutcome> {
   const now = deps.now ?? Date.now;
   const { leaseMs } = deps.policy;
+  // Every provider of the channel behind an open breaker: come back when the
+  // first one lets a trial through, without claiming. A claim would count as an
+  // attempt, and good operations would run out of attempts while no provider
+  // was ever called (found by the chaos suite).
+  const blockedForMs = openBreakersMs(job.channel, deps);
+  if (blockedForMs > 0) {
+    return { kind: 'retry', delayMs: blockedForMs + Math.floor((deps.random ?? Math.random)() * 250), reason: 'breaker_open' };
+  }
+  // The lease runs from when Redis ran the claim, not from when its answer was read.
+  const claimSentAt = now();
   const claim = await deps.operations.claim({
     operationKey: job.operationKey,
     messageKey: job.messageKey,
@@ -91,6 +101,7 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
   const log = lazyChild(deps.logger, { operationKey: job.operationKey, messageKey: job.messageKey, fence: claim.fence, attempt: claim.attempts });
   const keeper = keepLease({
     leaseMs,
+    startedAt: claimSentAt,
     now,
     extend: () => deps.operations.extend(job.operationKey, claim.fence, leaseMs),
     onLost: (reason) => log.warn({ reason }, 'lease lost; this holder stops and will not commit'),
@@ -134,4 +145,18 @@ async function runClaimed(a: ClaimedAttempt): Promise<DeliverOutcome> {
   const limited = await applyRecipientLimits(a, deps.limits);
   if (limited) return limited;
   return sendThroughChain(a, chain, prior);
+}
+
+/** Ms until the first provider of the channel accepts a call; 0 when one can be tried now. */
+function openBreakersMs(channel: string, deps: DeliverDeps): number {
+  if (!deps.breakers) return 0;
+  const chain = deps.providers(channel);
+  if (chain.length === 0) return 0;
+  let soonest = Infinity;
+  for (const provider of chain) {
+    const ms = deps.breakers.get(channel, provider.name).openForMs();
+    if (ms === 0) return 0;
+    soonest = Math.min(soonest, ms);
+  }
+  return soonest;
 }

@@ -15,13 +15,19 @@ export interface LeaseKeeper {
 
 export function keepLease(input: {
   leaseMs: number;
+  /**
+   * When the claim that started the lease was sent. The lease runs from the
+   * moment Redis ran the claim, which is before its answer was read: a holder
+   * paused in between must not believe it still has a full lease.
+   */
+  startedAt?: number;
   extend: () => Promise<boolean>;
   now?: () => number;
   onLost?: (reason: string) => void;
 }): LeaseKeeper {
   const now = input.now ?? Date.now;
   const controller = new AbortController();
-  let leaseUntil = now() + input.leaseMs;
+  let leaseUntil = (input.startedAt ?? now()) + input.leaseMs;
   let stopped = false;
   let inFlight = false;
 

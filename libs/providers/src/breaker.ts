@@ -58,6 +58,15 @@ export class CircuitBreaker {
     return this.current;
   }
 
+  /**
+   * Ms until an open breaker lets a trial through; 0 when a call may be tried
+   * now (closed, or half-open). No side effect, unlike `acquire`.
+   */
+  openForMs(): number {
+    this.refresh();
+    return this.current === 'open' ? Math.max(1, this.openedAt + this.options.cooldownMs - this.now()) : 0;
+  }
+
   consecutiveFailures(): number {
     return this.failures;
   }

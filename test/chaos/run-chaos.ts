@@ -1,0 +1,214 @@
+import { setMaxListeners } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import type { Runtime } from '@singleshot/runtime';
+import {
+  freePort,
+  startFaultProxy,
+  startTestRedis,
+  waitUntil,
+  writeConfigFile,
+  type FaultProxy,
+  type TestRedis,
+} from '@singleshot/test-harness';
+import { testRuntime } from '../support/runtime';
+import { CHAOS_DELIVERY, TERMINAL_BOUND_MS, chaosConfig } from './chaos-config';
+import { startChaosSink, type ChaosSink, type SinkFaultCounts } from './chaos-sink';
+import { checkRun, type CheckReport, type ProviderAcceptance } from './checker';
+import { drive, type DriverStats } from './driver';
+import { planFaults } from './fault-schedule';
+import { gatherEvidence } from './evidence';
+import { ChaosFleet } from './fleet';
+import { Nemesis, type FaultCounts } from './nemesis';
+import { countNotTerminal, lockHolderPids, readStates, scanJournal } from './redis-reads';
+import { expectedOperations, isRejectedRecipient, planWorkload, type ExpectedOperation } from './workload';
+
+export interface ChaosOptions {
+  events: number;
+  seed: string;
+  /** New events per second (default 20): with the 3–5 sends each, the arrival rate is ~4× that. */
+  ratePerSecond?: number;
+  /** Latest a later send of an event comes after its first (default 30 s). */
+  lateMs?: number;
+  /** Share of events naming a recipient the provider rejects (default 0.05). */
+  rejectRatio?: number;
+  /** Chance that a key's first POST misbehaves at the provider (default 0.2). */
+  sinkFaultRate?: number;
+  /** Stop everything after this long and report what is not terminal (default: no limit beyond the bound). */
+  durationLimitMs?: number;
+  /** Producer sends in flight at once (default 64). */
+  maxInFlight?: number;
+  /** Keep every member's warnings, errors and stderr in `<logDir>/<member>.log`. */
+  logDir?: string;
+  /** Progress lines (phases, not per-event). */
+  log?: (line: string) => void;
+}
+
+export interface ChaosResult {
+  seed: string;
+  events: number;
+  sends: number;
+  driver: Omit<DriverStats, 'acknowledged' | 'attempted'> & { acknowledged: number };
+  faults: FaultCounts;
+  sinkFaults: SinkFaultCounts;
+  providerPosts: number;
+  providerLookups: number;
+  journal: Record<string, number>;
+  /** In-doubt outcomes by error code. */
+  inDoubt: Record<string, number>;
+  check: CheckReport;
+  boundMs: number;
+  faultWindowMs: number;
+  /** Operations terminal per second while faults ran; arrivals per second over the same window. */
+  throughput: { terminalPerSecond: number; arrivalsPerSecond: number };
+  timeline: string[];
+  /** For the first operations that broke a rule: what the provider, the op hash, its history and the journal say. */
+  evidence: string[];
+  /** Everything wrong: the checker's findings, process crashes, refused or abandoned sends. */
+  violations: string[];
+}
+
+const FLEET = { ingest: 1, decision: 2, delivery: 3 } as const;
+
+/** Starts the fleet behind fault proxies, drives the workload under the fault timeline, heals, waits, checks. */
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const log = options.log ?? (() => undefined);
+  const seed = options.seed;
+  const closers: Array<() => Promise<unknown> | unknown> = [];
+  const limit = new AbortController();
+  // Every sleeping producer retry listens to it; that is not a leak.
+  setMaxListeners(0, limit.signal);
+  const limitTimer = options.durationLimitMs ? setTimeout(() => limit.abort(), options.durationLimitMs) : undefined;
+  try {
+    const redis: TestRedis = await startTestRedis({ appendfsync: 'always' });
+    closers.push(() => redis.destroy());
+    const sink: ChaosSink = await startChaosSink({ seed, isRejected: isRejectedRecipient, faultRate: options.sinkFaultRate ?? 0.2 });
+    closers.push(() => sink.close());
+    const redisHost = new URL(redis.url).hostname;
+    const proxies: Record<'redis' | 'provider', FaultProxy> = {
+      redis: await startFaultProxy({ host: redisHost, port: redis.port }),
+      provider: await startFaultProxy({ port: sink.http.port }),
+    };
+    closers.push(() => proxies.redis.close(), () => proxies.provider.close());
+
+    const ingestPort = await freePort();
+    const config = chaosConfig({
+      redisUrl: `redis://127.0.0.1:${proxies.redis.port}`,
+      providerOrigin: `http://127.0.0.1:${proxies.provider.port}`,
+      ingestPort,
+    });
+    const written = writeConfigFile(config);
+    closers.push(() => written.cleanup());
+    if (options.logDir) mkdirSync(options.logDir, { recursive: true });
+    const fleet = new ChaosFleet(written.file, FLEET, options.logDir);
+    closers.push(() => fleet.close());
+    log(`starting redis (AOF appendfsync always), sink, proxies and the fleet (${Object.entries(FLEET).map(([a, n]) => `${a} ×${n}`).join(', ')})`);
+    await fleet.start();
+    const ingestUrl = `http://127.0.0.1:${ingestPort}`;
+    await waitUntil(() => fetch(`${ingestUrl}/readyz`).then((r) => r.ok, () => false), 'ingest to be ready');
+
+    // The checker reads Redis directly, never through the proxy.
+    const rt: Runtime = await testRuntime({ ...config, redis: { url: redis.url, keyPrefix: 'ss', checkOnStart: false }, log: { level: 'silent' } }, 'chaos-checker');
+    closers.push(() => rt.close());
+
+    const workload = planWorkload({
+      seed,
+      events: options.events,
+      ratePerSecond: options.ratePerSecond ?? 20,
+      lateMs: options.lateMs ?? 30_000,
+      rejectRatio: options.rejectRatio ?? 0.05,
+    });
+    const schedule = planFaults({ seed, windowMs: workload.spanMs + 1000, members: fleet.members.map((m) => m.app), leaseMs: CHAOS_DELIVERY.leaseMs });
+    const nemesis = new Nemesis({ fleet, redis, proxies, lockHolders: () => lockHolderPids(rt.redis, rt.keys) });
+    log(`driving ${options.events} events (${workload.sends.length} sends over ${(workload.spanMs / 1000).toFixed(0)} s) under ${schedule.actions.length} scheduled faults`);
+
+    const startAt = Date.now() + 200;
+    const driving = drive({ ingestUrl, workload, startAt, maxInFlight: options.maxInFlight ?? 64, sendBudgetMs: 120_000, signal: limit.signal });
+    await nemesis.run(schedule, startAt, limit.signal);
+    const faultsStoppedAt = Date.now();
+    log(`faults stopped after ${((faultsStoppedAt - startAt) / 1000).toFixed(1)} s; waiting for the producer`);
+    const driver = await driving;
+
+    const owed = new Map<string, ExpectedOperation>();
+    const unacknowledged = new Map<string, ExpectedOperation>();
+    for (const [key, op] of expectedOperations(workload.events)) {
+      if (driver.acknowledged.has(op.event)) owed.set(key, op);
+      else if (driver.attempted.has(op.event)) unacknowledged.set(key, op);
+    }
+    log(`waiting for ${owed.size} operations to be terminal (bound ${TERMINAL_BOUND_MS / 1000} s after the faults stopped)`);
+    const owedKeys = [...owed.keys()];
+    const until = faultsStoppedAt + TERMINAL_BOUND_MS;
+    while (!limit.signal.aborted && Date.now() < until && (await countNotTerminal(rt.redis, rt.keys, owedKeys)) > 0) {
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    // Let queued redeliveries of finished operations run, so a late duplicate would still be seen.
+    await waitUntil(
+      async () => {
+        if (limit.signal.aborted) return true;
+        const counts = await Promise.all([rt.queues.decide, rt.queues.deliver].map((q) => q.getJobCounts('waiting', 'active', 'delayed')));
+        return counts.every((c) => (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) === 0);
+      },
+      'the queues to drain',
+      { timeoutMs: 60_000, intervalMs: 250 },
+    ).catch(() => log('queues did not drain within 60 s; checking anyway'));
+    await new Promise((r) => setTimeout(r, 1000));
+
+    log('checking');
+    const states = await readStates(rt.redis, rt.keys, [...owedKeys, ...unacknowledged.keys()]);
+    const journal = await rt.journal.countByType();
+    const journalScan = await scanJournal(rt.redis, rt.keys);
+    const accepted = new Map<string, ProviderAcceptance>(sink.http.accepted);
+    const posted = new Map<string, number>();
+    for (const req of sink.http.requests) if (req.idempotencyKey) posted.set(req.idempotencyKey, (posted.get(req.idempotencyKey) ?? 0) + 1);
+    const check = checkRun({
+      expected: owed,
+      unacknowledged,
+      states,
+      accepted,
+      posted,
+      journal,
+      terminalEntries: journalScan.terminal,
+      faultWindow: { from: startAt, to: faultsStoppedAt },
+      boundMs: TERMINAL_BOUND_MS,
+    });
+
+    const evidence: string[] = [];
+    for (const key of check.suspects.slice(0, 5)) evidence.push(...(await gatherEvidence(rt, sink.http, key, startAt)));
+    const violations = [...check.violations];
+    for (const exit of fleet.unexpectedExits) violations.push(`${exit.member} exited on its own (${exit.code ?? exit.signal}): ${exit.tail.slice(-800)}`);
+    for (const err of nemesis.errors) violations.push(`fault could not be carried out: ${err}`);
+    if (driver.refused.length > 0) violations.push(`ingest refused valid events: ${driver.refused.length} — ${JSON.stringify(driver.refused.slice(0, 3))}`);
+    if (driver.givenUp > 0) violations.push(`sends never acknowledged within the producer's 120 s budget: ${driver.givenUp}`);
+    if (limit.signal.aborted) violations.push(`the duration limit (${options.durationLimitMs} ms) was reached before the run finished`);
+
+    const windowSeconds = Math.max(0.001, (faultsStoppedAt - startAt) / 1000);
+    const { acknowledged, attempted: _attempted, ...driverRest } = driver;
+    return {
+      seed,
+      events: options.events,
+      sends: workload.sends.length,
+      driver: { ...driverRest, acknowledged: acknowledged.size },
+      faults: nemesis.counts,
+      sinkFaults: { ...sink.faults },
+      providerPosts: sink.http.requests.length,
+      providerLookups: sink.http.lookups.length,
+      journal,
+      inDoubt: journalScan.inDoubtByCode,
+      check,
+      boundMs: TERMINAL_BOUND_MS,
+      faultWindowMs: faultsStoppedAt - startAt,
+      throughput: { terminalPerSecond: check.terminalDuringFaults / windowSeconds, arrivalsPerSecond: driver.requests / windowSeconds },
+      timeline: nemesis.timeline,
+      evidence,
+      violations,
+    };
+  } finally {
+    clearTimeout(limitTimer);
+    for (const close of closers.reverse()) {
+      try {
+        await close();
+      } catch {
+        // Teardown goes on: one stuck piece must not leave the others running.
+      }
+    }
+  }
+}

@@ -1,0 +1,98 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { enqueueDeliveries } from '@singleshot/queues';
+import type { Runtime } from '@singleshot/runtime';
+import {
+  spawnApps,
+  startFaultProxy,
+  startHttpSink,
+  startTestRedis,
+  testConfig,
+  waitUntil,
+  writeConfigFile,
+  type AppProcess,
+  type FaultProxy,
+  type HttpSink,
+  type TestRedis,
+} from '@singleshot/test-harness';
+import { testRuntime } from '../support/runtime';
+
+// A finding of the chaos suite (seed 4, 300 events: 10 operations POSTed twice
+// after a SIGSTOP of a delivery process), made deterministic:
+//
+// 1. worker A sends the claim script; Redis runs it (fence 1, lock with the lease);
+// 2. A is SIGSTOPped before it reads the reply (held 700 ms by the proxy here,
+//    any pause between Redis running the claim and A reading the answer will do);
+// 3. the lease and A's BullMQ job lock run out; worker B takes the stalled job,
+//    claims (fence 2), reconciles (lookup: not found), sends, commits `sent`;
+// 4. A is continued, reads the claim reply and starts its lease clock *now*
+//    (keepLease set leaseUntil = now() + leaseMs after the claim resolved), so
+//    it believed it held a full lease and POSTed the operation a second time.
+//    Its commit is rejected by the fence, but the provider already has two POSTs:
+//    an idempotent provider absorbs the second, plain SMTP would not.
+//
+// Fixed in apps/delivery: the lease now runs from when the claim was sent
+// (`keepLease({ startedAt: claimSentAt })`), so A finds its lease spent on
+// waking, releases instead of sending, and its commit is stale.
+const hex = (s: string) => createHash('sha256').update(s).digest('hex');
+
+describe('regression: a claim reply read after a pause (chaos seed 4)', () => {
+  let redis: TestRedis;
+  let sink: HttpSink;
+  let proxy: FaultProxy;
+  let rt: Runtime;
+  const procs: AppProcess[] = [];
+  const cleanups: Array<() => void> = [];
+
+  afterAll(async () => {
+    await Promise.all(procs.map((p) => p.stop()));
+    await rt?.close();
+    await proxy?.close();
+    await sink?.close();
+    await redis?.destroy();
+    for (const cleanup of cleanups) cleanup();
+  });
+
+  it('does not let a holder whose lease ran out while it was paused send again', async () => {
+    redis = await startTestRedis();
+    sink = await startHttpSink();
+    proxy = await startFaultProxy({ port: redis.port });
+    const config = (redisUrl: string) =>
+      testConfig({
+        redisUrl,
+        delivery: { leaseMs: 3000, attempts: 5, backoffMs: [100], concurrency: 1, metricsPort: 0 },
+        routes: [{ name: 'test', match: {}, action: 'notify', channel: 'webhook' }],
+        providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 10_000 }] },
+      });
+    const viaProxy = writeConfigFile(config(`redis://127.0.0.1:${proxy.port}`));
+    const direct = writeConfigFile(config(redis.url));
+    cleanups.push(viaProxy.cleanup, direct.cleanup);
+    rt = await testRuntime(config(redis.url));
+
+    const a = spawnApps('delivery', viaProxy.file);
+    procs.push(a);
+    await a.metricsPort();
+    const key = hex('op:stale-claim-reply');
+    proxy.set({ kind: 'latency', delayMs: 700 });
+    await enqueueDeliveries(rt.queues.deliver, [
+      { operationKey: key, messageKey: hex('msg:stale-claim-reply'), route: 'test', action: 'notify:v1', recipient: 'stale@example.com', channel: 'webhook', subject: 's', text: 't', data: {}, firstArrivalAt: Date.now() },
+    ]);
+    // Redis ran A's claim; its answer is still on the way.
+    await waitUntil(async () => (await rt.operations.get(key))?.status === 'sending', 'the claim to run', { intervalMs: 5, timeoutMs: 30_000 });
+    a.signal('SIGSTOP');
+    proxy.heal();
+
+    procs.push(spawnApps('delivery', direct.file));
+    await waitUntil(async () => (await rt.operations.get(key))?.status === 'sent', 'worker B to send', { timeoutMs: 60_000 });
+    expect(sink.accepted.get(key)?.count).toBe(1);
+
+    a.signal('SIGCONT');
+    // A either sends again (the bug) or commits stale/releases: wait for its stale-commit warning or a second POST.
+    await waitUntil(
+      () => sink.countFor(key) > 1 || a.logs.some((l) => String(l.msg).includes('fence superseded')),
+      'worker A to act on its stale claim',
+      { timeoutMs: 30_000 },
+    );
+    expect(sink.countFor(key)).toBe(1);
+  }, 180_000);
+});
