@@ -59,23 +59,3 @@ export function createRedis(options: RedisConnectionOptions): Redis {
   redis.on('error', () => undefined);
   return redis;
 }
-
-/** Resolves once the connection is ready; rejects with a clear error after `timeoutMs`. */
-export function waitForReady(redis: Redis, timeoutMs = 5000): Promise<void> {
-  if (redis.status === 'ready') return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      cleanup();
-      reject(new Error(`Redis did not answer within ${timeoutMs} ms (status ${redis.status}); is REDIS_URL right?`));
-    }, timeoutMs);
-    const onReady = () => {
-      cleanup();
-      resolve();
-    };
-    const cleanup = () => {
-      clearTimeout(timer);
-      redis.off('ready', onReady);
-    };
-    redis.on('ready', onReady);
-  });
-}

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { KeyBuilder, JournalReader, MessageStore, OperationStore, createRedis, waitForReady } from '@singleshot/store';
+import { KeyBuilder, JournalReader, MessageStore, OperationStore } from '@singleshot/store';
+import { connectForCommand } from './queues';
 import { loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
 import { formatTime, printTable } from '../format';
 
@@ -9,11 +10,11 @@ export async function withStores<T>(
   fn: (s: { operations: OperationStore; messages: MessageStore; journal: JournalReader; keys: KeyBuilder }) => Promise<T>,
 ): Promise<T> {
   const config = loadConfigOrExit(configFile);
-  const redis = createRedis({ url: config.redis.url, role: 'producer', name: 'singleshot:cli' });
+  // With the config's password and TLS, and a clear error when Redis does not answer.
+  const redis = await connectForCommand(config);
   const keys = new KeyBuilder(config.redis.keyPrefix, config.redis.shards);
   const retentionMs = retentionMsOf(config);
   try {
-    await waitForReady(redis);
     return await fn({
       operations: new OperationStore(redis, keys, { retentionMs }),
       messages: new MessageStore(redis, keys, { retentionMs }),
