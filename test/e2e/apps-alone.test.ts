@@ -82,7 +82,14 @@ describe('apps run alone', () => {
       'decision and delivery health servers',
     );
     expect(new Set(metricsPorts).size).toBe(3);
-    for (const p of metricsPorts) expect((await fetch(`http://127.0.0.1:${p}/readyz`)).status).toBe(200);
+    for (const p of metricsPorts) {
+      const res = await fetch(`http://127.0.0.1:${p}/readyz`);
+      expect(res.status).toBe(200);
+      // Ready means Redis answers and the app's worker runs (CONTRACT.md /readyz).
+      const { checks } = (await res.json()) as { checks: Record<string, string> };
+      expect(checks.redis).toBe('ok');
+      expect(Object.entries(checks).filter(([k]) => k.endsWith('-worker')).map(([, v]) => v)).toEqual(['running']);
+    }
 
     const body = JSON.stringify({ id: 'alone-1', source: 'shop', type: 'order.created', recipients: ['x@example.com'], data: {} });
     const answers = await Promise.all(

@@ -4,7 +4,7 @@ import { startDecision } from '@singleshot/decision';
 import { startDelivery } from '@singleshot/delivery';
 import { startIngest, type IngestContext } from '@singleshot/ingest';
 import { startHealthServer } from '@singleshot/observability';
-import { defaultReady, type Runtime } from '@singleshot/runtime';
+import { defaultReady, type RunningWorker, type Runtime } from '@singleshot/runtime';
 
 export const APP_NAMES = ['ingest', 'decision', 'delivery', 'dashboard'] as const;
 export type AppName = (typeof APP_NAMES)[number];
@@ -28,13 +28,23 @@ export async function runApps(
   let ingestPort: number | undefined;
   let metricsPort: number | undefined;
   // Start consumers first, so the first accepted event finds workers running.
-  if (only.includes('delivery')) closers.unshift(startDelivery(rt).close);
-  if (only.includes('decision')) closers.unshift(startDecision(rt).close);
+  const workers: Record<string, RunningWorker> = {};
+  if (only.includes('delivery')) {
+    const delivery = startDelivery(rt);
+    workers.delivery = delivery.worker;
+    closers.unshift(delivery.close);
+  }
+  if (only.includes('decision')) {
+    const decision = startDecision(rt);
+    workers.decision = decision.worker;
+    closers.unshift(decision.close);
+  }
   if (only.includes('dashboard')) closers.unshift((await startDashboard(rt)).close);
   if (only.includes('ingest')) {
     const ingest = await startIngest(rt, {
       ...(options.ingestPort !== undefined ? { port: options.ingestPort } : {}),
       ...(options.providerWebhooks ? { providerWebhooks: options.providerWebhooks } : {}),
+      workers,
     });
     ingestPort = ingest.port;
     closers.unshift(ingest.close);
@@ -43,7 +53,7 @@ export async function runApps(
     const health = await startHealthServer({
       port: options.metricsPort ?? rt.config.decision.metricsPort,
       registry: rt.metrics.registry,
-      ready: () => defaultReady(rt),
+      ready: () => defaultReady(rt, workers),
       logger: rt.logger,
     });
     metricsPort = health.port;

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Router } from 'express';
 import { MessageStore } from '@singleshot/store';
-import type { Runtime } from '@singleshot/runtime';
+import type { RunningWorker, Runtime } from '@singleshot/runtime';
 import { createIngestApp } from './app';
 import type { IngestContext } from './context';
 import { acceptMail } from './mail-intake';
@@ -63,7 +63,14 @@ export function webhooksFor(rt: Runtime): (ctx: IngestContext) => Router {
  */
 export async function startIngest(
   rt: Runtime,
-  options: { port?: number; host?: string; providerWebhooks?: (ctx: IngestContext) => Router; pollers?: boolean } = {},
+  options: {
+    port?: number;
+    host?: string;
+    providerWebhooks?: (ctx: IngestContext) => Router;
+    pollers?: boolean;
+    /** Workers running in the same process (embedded mode), reported by /readyz. */
+    workers?: Record<string, RunningWorker>;
+  } = {},
 ): Promise<IngestApp> {
   const ctx = ingestContext(rt);
   const ready = async () => {
@@ -75,6 +82,11 @@ export async function startIngest(
     } catch (err) {
       ok = false;
       checks.redis = `unreachable: ${(err as Error).message}`;
+    }
+    for (const [name, worker] of Object.entries(options.workers ?? {})) {
+      const running = worker.isRunning();
+      checks[`${name}-worker`] = running ? 'running' : 'stopped';
+      ok &&= running;
     }
     return { ok, checks };
   };

@@ -27,8 +27,7 @@ export function loadConfigOrExit(file?: string): Config {
 export async function runWorkerApp(
   app: string,
   metricsPort: (config: Config) => number,
-  start: (rt: Runtime) => { close(): Promise<void> },
-  ready: (rt: Runtime) => Promise<{ ok: boolean; checks: Record<string, string> }> = defaultReady,
+  start: (rt: Runtime) => { close(): Promise<void>; worker?: RunningWorker },
 ): Promise<void> {
   const config = loadConfigOrExit();
   const rt = await createRuntime(config, { app });
@@ -36,7 +35,7 @@ export async function runWorkerApp(
   const health: HealthServer = await startHealthServer({
     port: metricsPort(config),
     registry: rt.metrics.registry,
-    ready: () => ready(rt),
+    ready: () => defaultReady(rt, instance.worker ? { [app]: instance.worker } : {}),
     logger: rt.logger,
   });
   rt.logger.info({ metricsPort: health.port }, `${app} started`);
@@ -47,12 +46,29 @@ export async function runWorkerApp(
   });
 }
 
-/** Ready when Redis answers. */
-export async function defaultReady(rt: Runtime): Promise<{ ok: boolean; checks: Record<string, string> }> {
+/** What readiness needs of a BullMQ worker. */
+export interface RunningWorker {
+  isRunning(): boolean;
+}
+
+/** Ready when Redis answers and every given worker is running (CONTRACT.md `/readyz`). */
+export async function defaultReady(
+  rt: Runtime,
+  workers: Record<string, RunningWorker> = {},
+): Promise<{ ok: boolean; checks: Record<string, string> }> {
+  const checks: Record<string, string> = {};
+  let ok = true;
   try {
     await rt.redis.ping();
-    return { ok: true, checks: { redis: 'ok' } };
+    checks.redis = 'ok';
   } catch (err) {
-    return { ok: false, checks: { redis: `unreachable: ${(err as Error).message}` } };
+    ok = false;
+    checks.redis = `unreachable: ${(err as Error).message}`;
   }
+  for (const [name, worker] of Object.entries(workers)) {
+    const running = worker.isRunning();
+    checks[`${name}-worker`] = running ? 'running' : 'stopped';
+    ok &&= running;
+  }
+  return { ok, checks };
 }
