@@ -1,5 +1,4 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
 import type { DeliverJobData } from '@singleshot/core';
 import { enqueueDeliveries } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
@@ -15,6 +14,7 @@ import {
   type TestRedis,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
+import { deliverJob } from '../support/deliver-job';
 
 // Delivery under real process faults: racing workers, SIGKILL after the claim,
 // SIGSTOP past the lease, and misbehaving providers. Each case uses a fresh
@@ -28,20 +28,8 @@ let configFile: string;
 let cleanup: () => void;
 const procs: AppProcess[] = [];
 
-const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 function job(name: string, recipient = `${name}@example.com`): DeliverJobData {
-  return {
-    operationKey: hex(`op:${name}`),
-    messageKey: hex(`msg:${name}`),
-    route: 'test',
-    action: 'notify:v1',
-    recipient,
-    channel: 'webhook',
-    subject: `subject ${name}`,
-    text: `text ${name}`,
-    data: { name },
-    firstArrivalAt: Date.now(),
-  };
+  return deliverJob(name, { recipient });
 }
 let baseConfig: Record<string, unknown>;
 const worker = (file = configFile) => {

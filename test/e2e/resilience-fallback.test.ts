@@ -1,5 +1,4 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
 import type { DeliverJobData } from '@singleshot/core';
 import { enqueueDeliveries } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
@@ -15,6 +14,7 @@ import {
   type TestRedis,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
+import { deliverJob } from '../support/deliver-job';
 
 // The provider fallback chain and the circuit breaker in real delivery
 // processes, against two real HTTP providers: `a` (primary, with lookup) and `b`.
@@ -26,11 +26,9 @@ let rt: Runtime;
 const cleanups: (() => void)[] = [];
 const procs: AppProcess[] = [];
 
-const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 let n = 0;
 function job(name: string): DeliverJobData {
-  const id = `${name}-${++n}`;
-  return { operationKey: hex(`op:${id}`), messageKey: hex(`msg:${id}`), route: 'test', action: 'notify:v1', recipient: `${id}@example.com`, channel: 'webhook', subject: `s ${id}`, text: `t ${id}`, data: {}, firstArrivalAt: Date.now() };
+  return deliverJob(`${name}-${++n}`);
 }
 
 function worker(delivery: Record<string, unknown> = {}): AppProcess {

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { DeliverJobData } from '@singleshot/core';
 import { enqueueDeliveries } from '@singleshot/queues';
@@ -19,6 +18,7 @@ import {
   type TestRedis,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
+import { deliverJob } from '../support/deliver-job';
 
 // Per-recipient limits in a real delivery process: the (N+1)th operation for a
 // recipient within the window ends `suppressed`, journaled and counted, is listed
@@ -32,9 +32,8 @@ let fleet: AppProcess;
 let configFile: string;
 let cleanup: () => void;
 
-const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 function job(name: string, recipient: string, route = 'test'): DeliverJobData {
-  return { operationKey: hex(`op:${name}`), messageKey: hex(`msg:${name}`), route, action: 'notify:v1', recipient, channel: 'webhook', subject: name, text: name, data: {}, firstArrivalAt: Date.now() };
+  return deliverJob(name, { recipient, route });
 }
 const status = async (key: string) => (await rt.operations.get(key))?.status;
 const settled = async (keys: string[]) => {

@@ -19,6 +19,7 @@ import {
   type TestRedis,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
+import { deliverJob } from '../support/deliver-job';
 
 // The DLQ and replay through the real CLI (`singleshot dlq …`) against a real
 // delivery process: replay reuses the operation key, sends once, journals who,
@@ -33,7 +34,7 @@ let cleanup: () => void;
 
 const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 function job(name: string): DeliverJobData {
-  return { operationKey: hex(`op:${name}`), messageKey: hex(`msg:${name}`), route: 'test', action: 'notify:v1', recipient: `${name}@example.com`, channel: 'webhook', subject: `s ${name}`, text: `t ${name}`, data: { name }, firstArrivalAt: Date.now() };
+  return deliverJob(name, { subject: `s ${name}`, text: `t ${name}` });
 }
 
 async function cli(...args: string[]): Promise<{ stdout: string; code: number }> {

@@ -1,5 +1,4 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
 import type { DeliverJobData } from '@singleshot/core';
 import { enqueueDeliveries } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
@@ -15,6 +14,7 @@ import {
   type TestRedis,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
+import { deliverJob } from '../support/deliver-job';
 
 // The recovery sweeper in real delivery processes: operations left `in_doubt`
 // or `sending` by a dead process whose deliver job is gone are found after
@@ -27,9 +27,8 @@ const files: Record<string, string> = {};
 const cleanups: (() => void)[] = [];
 const procs: AppProcess[] = [];
 
-const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 function job(name: string): DeliverJobData {
-  return { operationKey: hex(`op:${name}`), messageKey: hex(`msg:${name}`), route: 'test', action: 'notify:v1', recipient: `${name}@example.com`, channel: 'webhook', subject: name, text: name, data: {}, firstArrivalAt: Date.now() };
+  return deliverJob(name);
 }
 function worker(which: 'sweeping' | 'not-sweeping'): AppProcess {
   const p = spawnApps('delivery', files[which] as string);

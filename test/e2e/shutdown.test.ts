@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +16,7 @@ import {
   type TestRedis,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
+import { deliverJob } from '../support/deliver-job';
 
 // Graceful shutdown of a real delivery process (`singleshot start --only
 // delivery`) while a provider call is in flight: SIGTERM lets the call finish
@@ -32,20 +32,8 @@ let configFile: string;
 let cleanup: () => void;
 const procs: AppProcess[] = [];
 
-const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 function job(name: string): DeliverJobData {
-  return {
-    operationKey: hex(`op:shutdown:${name}`),
-    messageKey: hex(`msg:shutdown:${name}`),
-    route: 'test',
-    action: 'notify:v1',
-    recipient: `${name}@example.com`,
-    channel: 'webhook',
-    subject: `subject ${name}`,
-    text: `text ${name}`,
-    data: { name },
-    firstArrivalAt: Date.now(),
-  };
+  return deliverJob(`shutdown:${name}`, { recipient: `${name}@example.com` });
 }
 function worker(file = configFile): AppProcess {
   const p = spawnApps('delivery', file);
