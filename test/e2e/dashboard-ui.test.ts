@@ -111,7 +111,7 @@ describe('the dashboard in a browser', () => {
       const response = await page.goto(`${base}/admin/queues`);
       expect(response?.status()).toBe(200);
       const sidebar = page.locator('#bull-board-sidebar');
-      for (const name of ['decide', 'deliver', 'dead']) await expect.poll(() => sidebar.getByText(name, { exact: true }).count()).toBe(1);
+      for (const name of ['decide', 'deliver', 'dead']) await expect.poll(() => sidebar.getByText(name, { exact: true }).count(), { timeout: 15_000 }).toBe(1);
       // The overview: one card per queue, with its counts.
       await expect.poll(() => page.locator('ul[class^="overview"] > li').count(), { timeout: 15_000 }).toBe(3);
       await page.screenshot({ path: join(ARTIFACTS, 'dashboard-overview.png') });
@@ -119,7 +119,7 @@ describe('the dashboard in a browser', () => {
       await page.goto(`${base}/admin/queues/queue/dead`);
       const card = page.locator('[class*="card"]', { hasText: deadKey }).first();
       await card.waitFor();
-      await expect.poll(() => card.getByText('permanent: HTTP_422').count()).toBeGreaterThan(0);
+      await expect.poll(() => card.getByText('permanent: HTTP_422').count(), { timeout: 15_000 }).toBeGreaterThan(0);
       await page.screenshot({ path: join(ARTIFACTS, 'dashboard-dlq.png') });
 
       // Removing the record is refused (the toast says why) and the record stays.
