@@ -107,7 +107,7 @@ describe('delivery under faults', () => {
     await a.metricsPort();
     const data = job('sigkill');
     sink.script('hang'); // the first request never completes and is not accepted
-    await enqueueDeliveries(rt.queues.deliver, [data]);
+    await enqueueDeliveries(rt.queues, [data]);
     await waitUntil(async () => (await statusOf(data.operationKey)) === 'sending' && sink.countFor(data.operationKey) === 1, 'the claim and the first request');
     a.signal('SIGKILL');
     await a.exited();
@@ -127,7 +127,7 @@ describe('delivery under faults', () => {
     await a.metricsPort();
     const data = job('sigstop');
     sink.script({ delayMs: 500, then: 'ok' });
-    await enqueueDeliveries(rt.queues.deliver, [data]);
+    await enqueueDeliveries(rt.queues, [data]);
     await waitUntil(() => sink.countFor(data.operationKey) === 1, 'the first request');
     a.signal('SIGSTOP');
     const b = worker();
@@ -147,7 +147,7 @@ describe('delivery under faults', () => {
     worker();
     const data = job('drop');
     sink.script('accept-then-drop');
-    await enqueueDeliveries(rt.queues.deliver, [data]);
+    await enqueueDeliveries(rt.queues, [data]);
     await waitUntil(async () => (await statusOf(data.operationKey)) === 'sent', 'reconciliation', { timeoutMs: 60_000 });
     expect(sink.countFor(data.operationKey)).toBe(1);
     expect(await journalTypes(data.operationKey)).toEqual(['in_doubt', 'sent']);
@@ -160,7 +160,7 @@ describe('delivery under faults', () => {
     worker();
     const data = job('noid');
     sink.script('no-id');
-    await enqueueDeliveries(rt.queues.deliver, [data]);
+    await enqueueDeliveries(rt.queues, [data]);
     await waitUntil(async () => (await journalTypes(data.operationKey)).includes('sent'), 'the operation to settle', { timeoutMs: 60_000 });
     const record = await rt.operations.get(data.operationKey);
     const entries = await rt.journal.forOperation(data.operationKey, record!.journalIds);
@@ -174,7 +174,7 @@ describe('delivery under faults', () => {
     worker();
     const data = job('permanent');
     sink.script({ status: 422, body: { error: 'invalid recipient' } });
-    await enqueueDeliveries(rt.queues.deliver, [data]);
+    await enqueueDeliveries(rt.queues, [data]);
     const dead = await waitUntil(() => rt.queues.dead.getJob(data.operationKey), 'the DLQ record', { timeoutMs: 60_000 });
     expect(dead.data).toMatchObject({ operationKey: data.operationKey, reason: 'permanent', error: { code: 'HTTP_422' } });
     expect(dead.data.attempts).toHaveLength(1);

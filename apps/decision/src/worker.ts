@@ -1,11 +1,12 @@
-import { Worker, UnrecoverableError } from 'bullmq';
-import type { DecideJobData } from '@singleshot/core';
+import { UnrecoverableError } from 'bullmq';
+import { partitionOf, type DecideJobData, type DeliverJobData } from '@singleshot/core';
 import { QUEUES, decideJobSchema, enqueueDeliveries, formatIssues } from '@singleshot/queues';
-import type { Runtime } from '@singleshot/runtime';
+import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/runtime';
 import { decide, type DecideOutcome } from './decide';
 
 export interface DecisionApp {
-  worker: Worker<DecideJobData, DecideOutcome>;
+  /** One BullMQ worker per consumed decide partition. */
+  worker: PartitionWorkers<DecideJobData, DecideOutcome>;
   close(): Promise<void>;
 }
 
@@ -15,13 +16,20 @@ export function startDecision(rt: Runtime): DecisionApp {
   const deps = {
     routes: rt.config.routes,
     mailboxes: rt.config.mailboxes,
-    enqueueDeliveries: (jobs: Parameters<typeof enqueueDeliveries>[1]) => enqueueDeliveries(rt.queues.deliver, jobs),
+    // The deliver jobs must be on a replica before the decision is marked and the
+    // decide job completes: a failover could otherwise lose them for good.
+    enqueueDeliveries: async (jobs: DeliverJobData[]) => {
+      await enqueueDeliveries(rt.queues, jobs);
+      await rt.replicate(rt.redis, jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))));
+    },
     markDecided: (messageKey: string, ops: string[]) => rt.messages.markDecided(messageKey, ops),
     logger,
     metrics: rt.metrics,
   };
-  const worker = new Worker<DecideJobData, DecideOutcome>(
-    QUEUES.decide,
+  const partitions = consumedPartitions(rt.keys, QUEUES.decide, undefined, rt.config.redis.formerPartitions);
+  const worker = new PartitionWorkers<DecideJobData, DecideOutcome>(
+    rt,
+    partitions,
     async (job) => {
       const parsed = decideJobSchema.safeParse(job.data);
       if (!parsed.success) {
@@ -37,8 +45,7 @@ export function startDecision(rt: Runtime): DecisionApp {
       return outcome;
     },
     {
-      connection: rt.connect('worker', 'decide-worker'),
-      prefix: rt.keys.queuePrefix,
+      connectionName: 'decide-worker',
       concurrency: rt.config.decision.concurrency,
       // A killed worker's job comes back after the stall check; many stalls in a
       // row must not fail a job that simply met a bad hour (nothing vanishes).

@@ -1,15 +1,16 @@
-import { DelayedError, Worker } from 'bullmq';
+import { DelayedError } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
 import type { RateLimitConfig } from '@singleshot/config';
 import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider, type ProviderOptions } from '@singleshot/providers';
 import { QUEUES, addDead, deliverJobSchema, formatIssues } from '@singleshot/queues';
 import { RateLimiter } from '@singleshot/store';
-import type { Runtime } from '@singleshot/runtime';
+import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/runtime';
 import { deliver, type DeliverDeps, type DeliverOutcome } from './deliver';
 import { RecoverySweeper } from './sweeper';
 
 export interface DeliveryApp {
-  worker: Worker<DeliverJobData, DeliverOutcome>;
+  /** One BullMQ worker per consumed deliver partition (`delivery.partitions`, default all). */
+  worker: PartitionWorkers<DeliverJobData, DeliverOutcome>;
   providers: Map<string, Provider[]>;
   breakers: BreakerRegistry;
   sweeper: RecoverySweeper;
@@ -70,15 +71,17 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   const sweeper = new RecoverySweeper({
     redis: rt.redis,
     keys: rt.keys,
-    deliverQueue: rt.queues.deliver,
+    deliverQueues: rt.queues,
     workerId: rt.workerId,
     intervalMs: delivery.sweepIntervalMs ?? 10_000,
     leaseMs,
     logger: logger.child({ component: 'sweeper' }),
   });
   rt.metrics.setInDoubtSource(() => sweeper.index.inDoubtCount());
-  const worker = new Worker<DeliverJobData, DeliverOutcome>(
-    QUEUES.deliver,
+  const partitions = consumedPartitions(rt.keys, QUEUES.deliver, delivery.partitions, rt.config.redis.formerPartitions);
+  const worker = new PartitionWorkers<DeliverJobData, DeliverOutcome>(
+    rt,
+    partitions,
     async (job, token) => {
       const parsed = deliverJobSchema.safeParse(job.data);
       if (!parsed.success) {
@@ -96,6 +99,10 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
         return { kind: 'dead', reason: 'invalid_payload' };
       }
       const outcome = await deliver(parsed.data, deps);
+      // The fenced commit must be on a replica before the job completes: a
+      // failover could otherwise take the ending with it (an in-doubt claim is
+      // left, which the provider lookup reconciles). Throws → BullMQ retries the job.
+      await rt.replicate(rt.redis, [rt.keys.op(parsed.data.operationKey), job.queueQualifiedName]);
       // One line per attempt with the keys an operator greps for; `jobAttempt`
       // is BullMQ's count (infrastructure retries), the operation's own attempt
       // number is in `singleshot ops show`.
@@ -110,8 +117,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
       return outcome;
     },
     {
-      connection: rt.connect('worker', 'deliver-worker'),
-      prefix: rt.keys.queuePrefix,
+      connectionName: 'deliver-worker',
       concurrency: rt.config.delivery.concurrency,
       // BullMQ's job lock follows the operation lease: a stalled holder's job is
       // handed to another worker about when its operation lease runs out.

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Router } from 'express';
 import { MessageStore } from '@singleshot/store';
+import { partitionOf } from '@singleshot/core';
 import type { RunningWorker, Runtime } from '@singleshot/runtime';
 import { createIngestApp } from './app';
 import type { IngestContext } from './context';
@@ -23,7 +24,9 @@ export function ingestContext(rt: Runtime): IngestContext {
     accept: {
       // The fail-fast producer connection: while Redis is away, answer 503 at once.
       messages: new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
-      decideQueue: rt.producerQueues.decide,
+      decideQueues: rt.producerQueues,
+      // The message record's slot and its decide queue partition's slot.
+      replicate: (messageKey) => rt.replicate(rt.producer, [rt.keys.message(messageKey), rt.keys.queuePrefixOf(partitionOf(messageKey, rt.keys.partitions))]),
       enqueueTimeoutMs: rt.config.ingest.enqueueTimeoutMs,
     },
     logger: rt.logger.child({ component: 'ingest' }),

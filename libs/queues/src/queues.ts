@@ -1,6 +1,6 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { DecideJobData, DeliverJobData } from '@singleshot/core';
+import { partitionOf, type DecideJobData, type DeliverJobData } from '@singleshot/core';
+import type { KeyBuilder, RedisClient } from '@singleshot/store';
 import { QUEUES } from './names';
 import type { DeadJobData } from './schemas';
 
@@ -25,39 +25,86 @@ const DELIVER_OPTIONS: JobsOptions = {
   removeOnFail: { age: 7 * 86_400 },
 };
 
+/** The name of a partition's queue: the plain name with one partition (the single-Redis layout). */
+export function partitionQueueName(base: string, partition: number, partitions: number): string {
+  return partitions === 1 ? base : `${base}-${String(partition).padStart(2, '0')}`;
+}
+
+/**
+ * The queues of one deployment. `decide` and `deliver` are split into
+ * `partitions` BullMQ queues each (one hash slot each, so a cluster spreads
+ * them); `dead` is one queue (low volume, read by operators as one list).
+ */
 export interface Queues {
-  decide: Queue<DecideJobData>;
-  deliver: Queue<DeliverJobData>;
+  partitions: number;
+  /** Every partition's queue, index = partition. */
+  decideAll: Queue<DecideJobData>[];
+  deliverAll: Queue<DeliverJobData>[];
+  /** The decide queue of a message key's partition (`partitionOf`). */
+  decideOf(messageKey: string): Queue<DecideJobData>;
+  /** The deliver queue of an operation key's partition (`partitionOf`). */
+  deliverOf(operationKey: string): Queue<DeliverJobData>;
+  /** The one decide queue; throws with more than one partition (use `decideOf` or `decideAll`). */
+  readonly decide: Queue<DecideJobData>;
+  /** The one deliver queue; throws with more than one partition (use `deliverOf` or `deliverAll`). */
+  readonly deliver: Queue<DeliverJobData>;
   dead: Queue<DeadJobData>;
   close(): Promise<void>;
 }
 
-/** Opens the three queues on one connection with the given BullMQ prefix. */
-export function openQueues(connection: Redis, prefix: string): Queues {
-  const decide = new Queue<DecideJobData>(QUEUES.decide, { connection, prefix });
-  const deliver = new Queue<DeliverJobData>(QUEUES.deliver, { connection, prefix });
-  const dead = new Queue<DeadJobData>(QUEUES.dead, { connection, prefix });
-  for (const q of [decide, deliver, dead]) q.on('error', () => undefined);
+/** Opens the queues of every partition of `keys` on one connection. */
+export function openQueues(connection: RedisClient, keys: KeyBuilder): Queues {
+  const P = keys.partitions;
+  const open = <T>(base: string, p: number) => new Queue<T>(partitionQueueName(base, p, P), { connection, prefix: keys.queuePrefixOf(p) });
+  const decideAll = Array.from({ length: P }, (_, p) => open<DecideJobData>(QUEUES.decide, p));
+  const deliverAll = Array.from({ length: P }, (_, p) => open<DeliverJobData>(QUEUES.deliver, p));
+  const dead = new Queue<DeadJobData>(QUEUES.dead, { connection, prefix: keys.queuePrefix });
+  const all = [...decideAll, ...deliverAll, dead];
+  for (const q of all) q.on('error', () => undefined);
+  const only = <T>(list: T[], name: string): T => {
+    if (list.length !== 1) throw new TypeError(`queues.${name} needs one partition; there are ${list.length} (use ${name}Of or ${name}All)`);
+    return list[0]!;
+  };
   return {
-    decide,
-    deliver,
+    partitions: P,
+    decideAll,
+    deliverAll,
+    decideOf: (messageKey) => decideAll[partitionOf(messageKey, P)]!,
+    deliverOf: (operationKey) => deliverAll[partitionOf(operationKey, P)]!,
+    get decide() {
+      return only(decideAll, 'decide');
+    },
+    get deliver() {
+      return only(deliverAll, 'deliver');
+    },
     dead,
     close: async () => {
-      await Promise.all([decide.close(), deliver.close(), dead.close()]);
+      await Promise.all(all.map((q) => q.close()));
     },
   };
 }
 
-/** Adds the decide job of a message; jobId = message key, so concurrent adds collapse. */
-export async function enqueueDecide(queue: Queue<DecideJobData>, data: DecideJobData): Promise<void> {
-  await queue.add('decide', data, { ...DECIDE_OPTIONS, jobId: data.messageKey });
+/** Adds the decide job of a message to its partition; jobId = message key, so concurrent adds collapse. */
+export async function enqueueDecide(queues: Pick<Queues, 'decideOf'>, data: DecideJobData): Promise<void> {
+  await queues.decideOf(data.messageKey).add('decide', data, { ...DECIDE_OPTIONS, jobId: data.messageKey });
 }
 
-/** Adds every deliver job of a decision in one round trip; jobId = operation key. */
-export async function enqueueDeliveries(queue: Queue<DeliverJobData>, jobs: DeliverJobData[]): Promise<void> {
-  if (jobs.length === 0) return;
-  await queue.addBulk(
-    jobs.map((data) => ({ name: 'deliver', data, opts: { ...DELIVER_OPTIONS, jobId: data.operationKey } })),
+/**
+ * Adds deliver jobs, each to its operation key's partition; jobId = operation
+ * key. One round trip per partition touched (one with one partition).
+ */
+export async function enqueueDeliveries(queues: Pick<Queues, 'deliverOf'>, jobs: DeliverJobData[]): Promise<void> {
+  const byQueue = new Map<Queue<DeliverJobData>, DeliverJobData[]>();
+  for (const job of jobs) {
+    const queue = queues.deliverOf(job.operationKey);
+    const list = byQueue.get(queue);
+    if (list) list.push(job);
+    else byQueue.set(queue, [job]);
+  }
+  await Promise.all(
+    [...byQueue].map(([queue, list]) =>
+      queue.addBulk(list.map((data) => ({ name: 'deliver', data, opts: { ...DELIVER_OPTIONS, jobId: data.operationKey } }))),
+    ),
   );
 }
 

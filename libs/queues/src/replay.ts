@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import type { DeliverJobData } from '@singleshot/core';
 import { OperationReader, replayOperationState, type KeyBuilder } from '@singleshot/store';
 import type { Metrics } from '@singleshot/observability';
@@ -8,9 +8,9 @@ import { requeueDelivery, type RequeueResult } from './replay-requeue';
 
 /** What a replay needs; a Runtime fits as it is. */
 export interface ReplayDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: KeyBuilder;
-  queues: Pick<Queues, 'deliver' | 'dead'>;
+  queues: Pick<Queues, 'deliverOf' | 'dead'>;
   retentionMs: number;
   metrics?: Pick<Metrics, 'replays'>;
   now?: () => number;
@@ -69,7 +69,7 @@ export async function replay(operationKey: string, who: ReplayBy, deps: ReplayDe
         // Cannot happen for operations claimed by this version (the claim keeps the job).
         throw new Error(`operation ${operationKey} was replayed but has no deliver job to enqueue; re-send its event`);
       }
-      const queued = await requeueDelivery(deps.queues.deliver, job, { promote: true, activeWaitMs: 5_000 });
+      const queued = await requeueDelivery(deps.queues, job, { promote: true, activeWaitMs: 5_000 });
       if (record) await deps.queues.dead.remove(operationKey);
       result = { operationKey, result: 'replayed', from: state.from, journalId: state.journalId, job: queued };
       break;

@@ -1,3 +1,4 @@
 export * from './runtime';
 export * from './shutdown';
 export * from './app-main';
+export * from './partition-workers';

@@ -12,3 +12,5 @@ export * from './active-index';
 export * from './mutex';
 export * from './operation-replay';
 export * from './imap-cursor-store';
+export * from './replica-wait';
+export * from './cross-slot';

@@ -1,5 +1,5 @@
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import { mailInputFromParts, parseRawMail, type ParsedMail } from '@singleshot/mail';
 import {
   PROVIDER_STATUS,
@@ -38,7 +38,7 @@ export interface ProviderWebhookDeps {
   /** Resolves once the decide job is in Redis; throws `name === 'StoreUnavailableError'` when Redis is down. */
   acceptMail(parsed: ParsedMail, via: string): Promise<{ messageKey: string; status: 'accepted' | 'duplicate' }>;
   /** For replay refusal (Mailgun tokens); a fail-fast producer connection. */
-  redis: Pick<Redis, 'set' | 'del'>;
+  redis: Pick<RedisClient, 'set' | 'del'>;
   keys: Pick<KeyBuilder, 'webhookToken'>;
   logger: RouteLogger;
   /** Body limit; default 26 MiB (Mailgun and Postmark accept mails up to 25 MB, plus encoding). */
@@ -150,7 +150,7 @@ export function providerWebhookRouter(deps: ProviderWebhookDeps): Router {
       if (claimed !== undefined) await deps.redis.del(deps.keys.webhookToken(provider, claimed)).catch(() => undefined);
       const name = (err as { name?: unknown })?.name;
       if (name === 'StoreUnavailableError') {
-        deps.logger.warn({ provider, mailboxId, err: describe(err) }, 'inbound mail not accepted: Redis unavailable');
+        deps.logger.warn({ provider, mailboxId, err: describe(err) }, 'inbound mail not accepted: RedisClient unavailable');
         res.set('Retry-After', '30');
         return refuse(res, provider, status.retry, 'STORE_UNAVAILABLE', 'the mail could not be stored; retry later');
       }
