@@ -9,10 +9,11 @@ export const REPO_ROOT = resolve(__dirname, '../..');
 export const CLI_MAIN = join(REPO_ROOT, 'dist/apps/cli/main.js');
 
 /** A config for tests: fast lease and backoff, the given routes/providers. */
-export function testConfig(input: Record<string, unknown> & { redisUrl: string }): Record<string, unknown> {
-  const { redisUrl, ...rest } = input;
+export function testConfig(input: Record<string, unknown> & { redisUrl: string; redisCluster?: string[] }): Record<string, unknown> {
+  const { redisUrl, redisCluster, ...rest } = input;
   return {
-    redis: { url: redisUrl, keyPrefix: 'ss' },
+    // On a cluster: 16 partitions (the default) over 3 masters, WAIT for 1 replica.
+    redis: { url: redisUrl, keyPrefix: 'ss', ...(redisCluster ? { cluster: { nodes: redisCluster, waitReplicas: 1, waitTimeoutMs: 2000 } } : {}) },
     log: { level: process.env.TEST_LOG_LEVEL ?? 'warn' },
     ingest: { port: 0, host: '127.0.0.1' },
     decision: { metricsPort: 0, concurrency: 8 },

@@ -7,3 +7,4 @@ export * from './fault-proxy';
 export * from './dovecot';
 export * from './mail-webhook-fixtures';
 export * from './redis-cluster';
+export * from './test-backend';

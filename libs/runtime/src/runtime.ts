@@ -84,13 +84,7 @@ export async function createRuntime(config: Config, options: { app: string; logg
   const retentionMs = retentionMsOf(config);
   const extra: RedisClient[] = [];
   const connect = (role: ConnectionRole, name: string): RedisClient => {
-    const connection = createRedis({
-      url: config.redis.url,
-      role,
-      name: `singleshot:${options.app}:${name}`,
-      ...(config.redis.password ? { password: config.redis.password } : {}),
-      ...(config.redis.tls ? { tls: config.redis.tls } : {}),
-    });
+    const connection = createRedis(redisConnectionOptions(config, role, `singleshot:${options.app}:${name}`));
     extra.push(connection);
     return connection;
   };

@@ -38,7 +38,7 @@ export async function startCommand(opts: { only?: string; config?: string }): Pr
   const only = parseOnly(opts.only);
   const config: Config = loadConfigOrExit(opts.config);
   let embedded: EmbeddedRedis | undefined;
-  if (!redisWasNamed(opts.config) && !(await redisAnswers(config.redis.url))) {
+  if (!config.redis.cluster && !redisWasNamed(opts.config) && !(await redisAnswers(config.redis.url))) {
     try {
       embedded = await startEmbeddedRedis();
     } catch (err) {
