@@ -56,7 +56,7 @@ afterAll(async () => {
 });
 
 const spawn = (only: string) => {
-  const p = spawnApps(only, configFile, { LOG_LEVEL: 'warn' });
+  const p = spawnApps(only, configFile);
   procs.push(p);
   return p;
 };

@@ -65,5 +65,12 @@ describe('the test cluster and the connection factory', () => {
     const masters = await cluster.masters();
     expect(masters.map((m) => m.address)).not.toContain(victim.address);
     expect(masters).toHaveLength(3);
+    // The promoted master has no replica until its old master returns: WAIT asks
+    // only for the replicas it has, so acceptances go on (not 503 for ever).
+    await waitUntil(async () => {
+      await redis.set('ss:{s01}:probe', 'again');
+      await waitForReplicas(redis, ['ss:{s01}:probe'], 1, 500);
+      return true;
+    }, 'WAIT on the promoted master to pass', { timeoutMs: 30_000, intervalMs: 500 });
   });
 });

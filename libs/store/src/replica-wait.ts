@@ -33,34 +33,43 @@ export function slotOf(key: string): number {
 }
 
 /**
- * The connection of the master serving each key's slot, deduplicated. `WAIT`
- * has no key, so a cluster client would send it to any node; it must go to the
- * connection that carried the writes, which is the pool's connection to that
- * slot's master.
+ * The connection of the master serving each key's slot, with the number of
+ * live replicas the slot map lists for it, deduplicated. `WAIT` has no key, so a
+ * cluster client would send it to any node; it must go to the connection that
+ * carried the writes, which is the pool's connection to that slot's master.
  */
-function mastersFor(redis: RedisClient, keys: readonly string[]): RedisClient[] {
-  if (!isCluster(redis)) return [redis];
+function mastersFor(redis: RedisClient, keys: readonly string[]): { node: Redis; replicas: number }[] {
+  if (!isCluster(redis)) return [{ node: redis, replicas: Number.POSITIVE_INFINITY }];
   const byKey = new Map(redis.nodes('master').map((n) => [`${n.options.host}:${n.options.port}`, n]));
-  const found = new Set<Redis>();
+  const found = new Map<Redis, number>();
   for (const key of keys) {
-    const nodeKey = redis.slots[slotOf(key)]?.[0];
+    const [nodeKey, ...replicas] = redis.slots[slotOf(key)] ?? [];
     const node = nodeKey ? byKey.get(nodeKey) : undefined;
     // Slot map in flux (a failover): WAIT on every master rather than skip one.
-    if (!node) return [...byKey.values()];
-    found.add(node);
+    if (!node) return [...byKey.values()].map((n) => ({ node: n, replicas: Number.POSITIVE_INFINITY }));
+    found.set(node, replicas.length);
   }
-  return [...found];
+  return [...found].map(([node, replicas]) => ({ node, replicas }));
 }
 
 /**
  * Waits until `replicas` replicas of every master that holds one of `keys`
  * acknowledged the writes sent so far (Redis `WAIT`), so a master failover
- * after this returns cannot lose them. A no-op for `replicas` 0 (a single
- * Redis without replicas). Throws `ReplicaWaitError` when `timeoutMs` passes first.
+ * after this returns cannot lose them. A master with fewer live replicas (a
+ * promoted one whose old master has not come back) is waited on for the ones
+ * it has: "a replica where replicas exist", so a cluster that lost a node keeps
+ * accepting (a second failure before it heals could lose writes; see README
+ * "Beyond one Redis"). A no-op for `replicas` 0. Throws `ReplicaWaitError`
+ * when `timeoutMs` passes first.
  */
 export async function waitForReplicas(redis: RedisClient, keys: readonly string[], replicas: number, timeoutMs: number): Promise<void> {
   if (replicas <= 0) return;
-  const acks = await Promise.all(mastersFor(redis, keys).map((node) => node.call('WAIT', replicas, timeoutMs) as Promise<number>));
-  const least = Math.min(...acks);
-  if (least < replicas) throw new ReplicaWaitError(least, replicas);
+  await Promise.all(
+    mastersFor(redis, keys).map(async ({ node, replicas: available }) => {
+      const required = Math.min(replicas, available);
+      if (required === 0) return;
+      const acknowledged = (await node.call('WAIT', required, timeoutMs)) as number;
+      if (acknowledged < required) throw new ReplicaWaitError(acknowledged, required);
+    }),
+  );
 }
