@@ -1,11 +1,8 @@
 import type { Config } from './schema';
 
-/** Default queue partitions on a Redis Cluster (one partition per shard tag). */
-export const DEFAULT_CLUSTER_PARTITIONS = 16;
-
-/** Queue partitions of a config: `redis.partitions`, else 1 on a single Redis and 16 on a cluster. */
+/** Queue partitions of a config: `redis.partitions`, else 1 on a single Redis and `redis.shards` (16) on a cluster, so a job's queue shares its state's slot. */
 export function partitionsOf(config: Pick<Config, 'redis'>): number {
-  return config.redis.partitions ?? (config.redis.cluster ? DEFAULT_CLUSTER_PARTITIONS : 1);
+  return config.redis.partitions ?? (config.redis.cluster ? config.redis.shards : 1);
 }
 
 /** Replicas an acceptance and a fenced commit wait for: `redis.cluster.waitReplicas`, 0 on a single Redis. */
