@@ -16,6 +16,10 @@ for (const app of readdirSync('apps')) {
 for (const extra of ['test/chaos/main.ts', 'test/harness/worker-process.ts']) {
   if (existsSync(extra)) entries[extra.replace(/\.ts$/, '')] = extra;
 }
+// The benchmark driver and its peer systems: dist/bench/main.js, dist/bench/peer.js.
+for (const name of ['main', 'peer']) {
+  if (existsSync(`bench/src/${name}.ts`)) entries[`bench/${name}`] = `bench/src/${name}.ts`;
+}
 
 await build({
   entryPoints: entries,
