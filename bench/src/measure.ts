@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { drive, type Workload } from './driver';
-import { cpuSecondsOf, cpuSecondsOfTree, peakRssMb } from './proc';
+import { cpuSecondsOf, cpuSecondsOfTree, peakRssMb, peakRssOfTreeMb } from './proc';
 import { startSink } from './sink';
 import { bullmqJobTimes, postgresSize, redisResetStats, redisSnapshot, scrape } from './store-stats';
 import { quantiles, round } from './stats';
@@ -121,7 +121,7 @@ export async function measure(
       latencyMs: quantiles(latencies),
       cpuMsPerNotification: { fleet: round(fleetMs), store: round(storeMs), harness: round((self.user + self.system) / 1000 / n), system: round(fleetMs + storeMs), byProcess },
       peakRssMb: {
-        fleet: round(sys.fleet.reduce((s, p) => s + peakRssMb(p.pid), 0), 0),
+        fleet: round(sys.fleet.reduce((s, p) => s + peakRssOfTreeMb(p.pid), 0), 0),
         store: round(peakRssMb(sys.store.pid), 0),
       },
     };

@@ -50,6 +50,12 @@ export function peakRssMb(pid: number | undefined): number {
   }
 }
 
+/** Peak resident memory of a process and its direct children (`singleshot start`'s app processes), MiB. */
+export function peakRssOfTreeMb(pid: number | undefined): number {
+  if (!pid) return 0;
+  return peakRssMb(pid) + childPids(pid).reduce((sum, c) => sum + peakRssMb(c), 0);
+}
+
 /** The machine, for the results file and BENCHMARKS.md. */
 export function machine(): { cpus: number; cpuModel: string; memoryGiB: number } {
   const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');

@@ -40,16 +40,16 @@ async function waitHealthy(url: string, children: ChildProcess[]): Promise<void>
 /** dist/ holds the bundles (npm run bench builds first); from source (vitest) it is the repo's dist/. */
 const DIST = existsSync(join(__dirname, '..', 'apps')) ? resolve(__dirname, '..') : resolve(__dirname, '../../dist');
 
-function singleshotConfig(dir: string, redisUrl: string, ingestPort: number, sinkPort: number, concurrency: number): string {
+function singleshotConfig(dir: string, redisUrl: string, ports: { ingest: number; decision: number; delivery: number }, sinkPort: number, concurrency: number): string {
   const file = join(dir, 'singleshot.config.json');
   writeFileSync(
     file,
     JSON.stringify({
       redis: { url: redisUrl },
       log: { level: 'warn' },
-      ingest: { port: ingestPort, host: '127.0.0.1' },
-      decision: { concurrency },
-      delivery: { concurrency },
+      ingest: { port: ports.ingest, host: '127.0.0.1' },
+      decision: { concurrency, metricsPort: ports.decision },
+      delivery: { concurrency, metricsPort: ports.delivery },
       routes: [
         {
           name: 'bench',
@@ -81,18 +81,19 @@ export async function startSystem(id: SystemId, opts: { sinkPort: number; concur
   try {
     if (id === 'singleshot-start' || id === 'singleshot-split') {
       dir = mkdtempSync(join(tmpdir(), 'singleshot-bench-fleet-'));
-      const config = singleshotConfig(dir, store.url, port, opts.sinkPort, opts.concurrency);
+      const ports = { ingest: port, decision: await freePort(), delivery: await freePort() };
+      const config = singleshotConfig(dir, store.url, ports, opts.sinkPort, opts.concurrency);
+      // Every app's /metrics: in one process the ingest port serves all of them, else each its own.
+      metricsUrls.push(`${ingestUrl}/metrics`, `http://127.0.0.1:${ports.decision}/metrics`, `http://127.0.0.1:${ports.delivery}/metrics`);
       const groups = id === 'singleshot-split' ? ['ingest', 'decision', 'delivery'] : [undefined];
       for (const only of groups) {
-        const metricsPort = await freePort();
         const args = [join(DIST, 'apps/cli/main.js'), 'start', '--config', config, ...(only ? ['--only', only] : []), ...(opts.processes ? ['--processes', String(opts.processes)] : [])];
         const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...args], {
           stdio: ['ignore', 'ignore', 'inherit'],
-          env: { ...process.env, REDIS_URL: store.url, METRICS_PORT: String(metricsPort) },
+          env: { ...process.env, REDIS_URL: store.url },
           cwd: dir,
         });
         children.push({ role: only ?? 'singleshot', child });
-        metricsUrls.push(only === undefined || only === 'ingest' ? `${ingestUrl}/metrics` : `http://127.0.0.1:${metricsPort}/metrics`);
       }
     } else {
       const peer: PeerOptions = { system: id, port, sinkUrl: `http://127.0.0.1:${opts.sinkPort}`, concurrency: opts.concurrency, ...(store.kind === 'redis' ? { redisUrl: store.url } : { postgresUrl: store.url }) };
