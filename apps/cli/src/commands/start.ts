@@ -90,7 +90,7 @@ export async function startCommand(opts: { only?: string; config?: string; proce
   if (embedded) rt.logger.info({ redis: embedded.url, dir: embedded.dir }, 'started an embedded redis-server (AOF on)');
   // Alone in its process, delivery serves health and metrics on its own port.
   const apps = await runApps(rt, only, only.length === 1 && only[0] === 'delivery' ? { metricsPort: rt.config.delivery.metricsPort } : {});
-  rt.logger.info({ apps: only, ingestPort: apps.ingestPort, metricsPort: apps.metricsPort }, 'singleshot started');
+  rt.logger.info({ event: 'singleshot_started', apps: only, ingestPort: apps.ingestPort, metricsPort: apps.metricsPort }, 'singleshot started');
   onShutdown(rt.logger, async () => {
     await apps.close();
     await rt.close();
