@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { drive, type Workload } from './driver';
-import { cpuSecondsOf, cpuSecondsOfTree, peakRssMb, peakRssOfTreeMb } from './proc';
+import { cpuSecondsOf, cpuSecondsOfTree, peakRssMb, peakRssOfTreeMb, syscallsOfTree } from './proc';
 import { startSink } from './sink';
 import { bullmqJobTimes, postgresSize, redisResetStats, redisSnapshot, scrape } from './store-stats';
 import { quantiles, round } from './stats';
@@ -25,6 +25,8 @@ export interface Measurement {
   latencyMs: { p50: number; p95: number; p99: number; max: number };
   cpuMsPerNotification: { fleet: number; store: number; harness: number; system: number; byProcess: Record<string, number> };
   peakRssMb: { fleet: number; store: number };
+  /** Read + write syscalls per notification (/proc/PID/io) of the fleet and of the store. */
+  syscallsPerNotification: { fleet: number; store: number };
   redis?: { commandsPerNotification: number; scriptCallsPerNotification: number; top: Record<string, number>; bytesPerOperation: number };
   postgres?: { bytesPerOperation: number };
   /** singleshot: where a notification waited, from BullMQ's job timestamps and the apps' metrics. */
@@ -78,6 +80,7 @@ export async function measure(
       cpu: sys.fleet.map((p) => cpuSecondsOfTree(p.pid)),
       store: redis ? cpuSecondsOf(sys.store.pid) : cpuSecondsOfTree(sys.store.pid),
       self: process.cpuUsage(),
+      sys: { fleet: sys.fleet.reduce((t, p) => t + syscallsOfTree(p.pid), 0), store: syscallsOfTree(sys.store.pid) },
     };
     await scrape(sys.metricsUrls); // resets prom-client's event-loop histogram
 
@@ -93,6 +96,7 @@ export async function measure(
     const cpuAfter = sys.fleet.map((p) => cpuSecondsOfTree(p.pid));
     const storeAfter = redis ? cpuSecondsOf(sys.store.pid) : cpuSecondsOfTree(sys.store.pid);
     const self = process.cpuUsage(before.self);
+    const sysAfter = { fleet: sys.fleet.reduce((t, p) => t + syscallsOfTree(p.pid), 0), store: syscallsOfTree(sys.store.pid) };
     const metrics = await scrape(sys.metricsUrls);
 
     const ours = [...sink.received.values()].filter((v) => v.event.startsWith(prefix));
@@ -120,6 +124,7 @@ export async function measure(
       perSecond: round(ours.length / Math.max(0.001, seconds), 0),
       latencyMs: quantiles(latencies),
       cpuMsPerNotification: { fleet: round(fleetMs), store: round(storeMs), harness: round((self.user + self.system) / 1000 / n), system: round(fleetMs + storeMs), byProcess },
+      syscallsPerNotification: { fleet: round((sysAfter.fleet - before.sys.fleet) / n, 1), store: round((sysAfter.store - before.sys.store) / n, 1) },
       peakRssMb: {
         fleet: round(sys.fleet.reduce((s, p) => s + peakRssOfTreeMb(p.pid), 0), 0),
         store: round(peakRssMb(sys.store.pid), 0),
@@ -132,7 +137,7 @@ export async function measure(
       const top = Object.fromEntries(
         Object.entries(after.calls)
           .sort((a, b) => b[1] - a[1])
-          .slice(0, 8)
+          .slice(0, 24)
           .map(([k, v]) => [k, round(v / n)]),
       );
       m.redis = { commandsPerNotification: round(total / n, 1), scriptCallsPerNotification: round(scripts / n, 2), top, bytesPerOperation: round((after.usedMemory - before.redis.usedMemory) / n, 0) };

@@ -50,6 +50,20 @@ export function peakRssMb(pid: number | undefined): number {
   }
 }
 
+/** Read and write syscalls of a process and its direct children (/proc/PID/io syscr + syscw): stable on a loaded machine, unlike time. */
+export function syscallsOfTree(pid: number | undefined): number {
+  if (!pid) return 0;
+  const of = (p: number) => {
+    try {
+      const io = readFileSync(`/proc/${p}/io`, 'utf8');
+      return Number(/syscr:\s+(\d+)/.exec(io)?.[1] ?? 0) + Number(/syscw:\s+(\d+)/.exec(io)?.[1] ?? 0);
+    } catch {
+      return 0;
+    }
+  };
+  return of(pid) + childPids(pid).reduce((sum, c) => sum + of(c), 0);
+}
+
 /** Peak resident memory of a process and its direct children (`singleshot start`'s app processes), MiB. */
 export function peakRssOfTreeMb(pid: number | undefined): number {
   if (!pid) return 0;

@@ -14,6 +14,7 @@ export interface Summary {
   lost: number;
   cpuMsPerNotification: { fleet: number; store: number; harness: number; system: number };
   peakRssMb: { fleet: number; store: number };
+  syscallsPerNotification: { fleet: number; store: number };
   redisCommandsPerNotification?: number;
   scriptCallsPerNotification?: number;
   bytesPerOperation?: number;
@@ -44,6 +45,7 @@ export function summarize(id: SystemId, runs: Measurement[], open?: Measurement)
       system: med((r) => r.cpuMsPerNotification.system),
     },
     peakRssMb: { fleet: med((r) => r.peakRssMb.fleet), store: med((r) => r.peakRssMb.store) },
+    syscallsPerNotification: { fleet: med((r) => r.syscallsPerNotification.fleet), store: med((r) => r.syscallsPerNotification.store) },
     ...(redis ? { redisCommandsPerNotification: med((r) => r.redis?.commandsPerNotification), scriptCallsPerNotification: med((r) => r.redis?.scriptCallsPerNotification) } : {}),
     bytesPerOperation: med((r) => r.redis?.bytesPerOperation ?? r.postgres?.bytesPerOperation),
     ...(open
@@ -60,10 +62,10 @@ const f2 = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? 
 export function markdownTables(s: Summary[], reference: SystemId): string {
   const ref = s.find((x) => x.system === reference);
   const lines = [
-    `| system | notifications/s (median, min–max) | ${ref?.name ?? reference} ÷ this | p50 / p95 / p99 ms (saturated) | duplicates | lost | CPU ms/notification fleet + store = system (harness) | Redis commands / script calls per notification | peak RSS fleet / store MiB | store bytes per retained operation |`,
-    '|---|---|---|---|---|---|---|---|---|---|',
+    `| system | notifications/s (median, min–max) | ${ref?.name ?? reference} ÷ this | p50 / p95 / p99 ms (saturated) | duplicates | lost | CPU ms/notification fleet + store = system (harness) | Redis commands / script calls per notification | syscalls per notification fleet / store | peak RSS fleet / store MiB | store bytes per retained operation |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...s.map((x) =>
-      `| ${x.name} | ${f0(x.perSecond.median)} (${f0(x.perSecond.min)}–${f0(x.perSecond.max)}) | ${ref ? (ref.perSecond.median / x.perSecond.median).toFixed(2) : '—'} | ${f0(x.latencyMs.p50)} / ${f0(x.latencyMs.p95)} / ${f0(x.latencyMs.p99)} | ${x.duplicates} | ${x.lost} | ${f2(x.cpuMsPerNotification.fleet)} + ${f2(x.cpuMsPerNotification.store)} = ${f2(x.cpuMsPerNotification.system)} (${f2(x.cpuMsPerNotification.harness)}) | ${x.redisCommandsPerNotification !== undefined ? `${x.redisCommandsPerNotification} / ${x.scriptCallsPerNotification}` : '—'} | ${f0(x.peakRssMb.fleet)} / ${f0(x.peakRssMb.store)} | ${f0(x.bytesPerOperation)} |`,
+      `| ${x.name} | ${f0(x.perSecond.median)} (${f0(x.perSecond.min)}–${f0(x.perSecond.max)}) | ${ref ? (ref.perSecond.median / x.perSecond.median).toFixed(2) : '—'} | ${f0(x.latencyMs.p50)} / ${f0(x.latencyMs.p95)} / ${f0(x.latencyMs.p99)} | ${x.duplicates} | ${x.lost} | ${f2(x.cpuMsPerNotification.fleet)} + ${f2(x.cpuMsPerNotification.store)} = ${f2(x.cpuMsPerNotification.system)} (${f2(x.cpuMsPerNotification.harness)}) | ${x.redisCommandsPerNotification !== undefined ? `${x.redisCommandsPerNotification} / ${x.scriptCallsPerNotification}` : '—'} | ${x.syscallsPerNotification.fleet} / ${x.syscallsPerNotification.store} | ${f0(x.peakRssMb.fleet)} / ${f0(x.peakRssMb.store)} | ${f0(x.bytesPerOperation)} |`,
     ),
   ];
   if (s.some((x) => x.openLoop)) {
