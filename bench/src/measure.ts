@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { drive, type Workload } from './driver';
 import { cpuSecondsOf, cpuSecondsOfTree, peakRssMb, peakRssOfTreeMb, syscallsOfTree } from './proc';
 import { startSink } from './sink';
-import { bullmqJobTimes, postgresSize, redisResetStats, redisSnapshot, scrape } from './store-stats';
+import { bullmqJobTimes, dropCompletedJobs, postgresSize, redisResetStats, redisSnapshot, scrape } from './store-stats';
 import { quantiles, round } from './stats';
 import { startSystem, type SystemId } from './systems';
 
@@ -27,7 +27,15 @@ export interface Measurement {
   peakRssMb: { fleet: number; store: number };
   /** Read + write syscalls per notification (/proc/PID/io) of the fleet and of the store. */
   syscallsPerNotification: { fleet: number; store: number };
-  redis?: { commandsPerNotification: number; scriptCallsPerNotification: number; top: Record<string, number>; bytesPerOperation: number };
+  redis?: {
+    commandsPerNotification: number;
+    scriptCallsPerNotification: number;
+    top: Record<string, number>;
+    /** used_memory delta ÷ operations right after the run (completed jobs still retained, at most 10,000 per queue). */
+    bytesPerOperation: number;
+    /** The same once the completed jobs are gone (their retention expired): what the dedup and audit records cost. */
+    bytesPerOperationWithoutJobs: number;
+  };
   postgres?: { bytesPerOperation: number };
   /** singleshot: where a notification waited, from BullMQ's job timestamps and the apps' metrics. */
   stages?: {
@@ -73,7 +81,11 @@ export async function measure(
     await sleep(500);
 
     const redis = sys.store.kind === 'redis';
-    if (redis) await redisResetStats(sys.store.url);
+    if (redis) {
+      // The warm-up's jobs would otherwise count against this run's memory figure once dropped.
+      await dropCompletedJobs(sys.store.url);
+      await redisResetStats(sys.store.url);
+    }
     const before = {
       redis: redis ? await redisSnapshot(sys.store.url) : undefined,
       pgBytes: redis ? 0 : await postgresSize(sys.store.url),
@@ -140,7 +152,7 @@ export async function measure(
           .slice(0, 24)
           .map(([k, v]) => [k, round(v / n)]),
       );
-      m.redis = { commandsPerNotification: round(total / n, 1), scriptCallsPerNotification: round(scripts / n, 2), top, bytesPerOperation: round((after.usedMemory - before.redis.usedMemory) / n, 0) };
+      m.redis = { commandsPerNotification: round(total / n, 1), scriptCallsPerNotification: round(scripts / n, 2), top, bytesPerOperation: round((after.usedMemory - before.redis.usedMemory) / n, 0), bytesPerOperationWithoutJobs: Number.NaN };
     } else {
       m.postgres = { bytesPerOperation: round(((await postgresSize(sys.store.url)) - before.pgBytes) / n, 0) };
     }
@@ -156,6 +168,10 @@ export async function measure(
         lockConflicts: metrics.get('singleshot_lock_conflicts_total') ?? 0,
         eventLoopLagMs: { p99: round((metrics.get('nodejs_eventloop_lag_p99_seconds') ?? 0) * 1000, 1), max: round((metrics.get('nodejs_eventloop_lag_max_seconds') ?? 0) * 1000, 1) },
       };
+    }
+    if (m.redis) {
+      await dropCompletedJobs(sys.store.url);
+      m.redis.bytesPerOperationWithoutJobs = round(((await redisSnapshot(sys.store.url)).usedMemory - (before.redis?.usedMemory ?? 0)) / n, 0);
     }
     return m;
   } finally {

@@ -31,6 +31,36 @@ export async function redisResetStats(url: string): Promise<void> {
   }
 }
 
+/**
+ * Deletes every BullMQ queue's completed jobs (what their retention, 1 h for
+ * singleshot, does later), so used_memory shows what an operation keeps once
+ * its jobs are gone: state, message record, journal entry, indexes.
+ */
+export async function dropCompletedJobs(url: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = '0';
+    const sets: string[] = [];
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', '*:completed', 'COUNT', 1000);
+      cursor = next;
+      sets.push(...keys);
+    } while (cursor !== '0');
+    for (const set of sets) {
+      const base = set.slice(0, -':completed'.length);
+      for (;;) {
+        const ids = await redis.zrange(set, 0, 999);
+        if (ids.length === 0) break;
+        await redis.unlink(...ids.flatMap((id) => [`${base}:${id}`, `${base}:${id}:logs`]));
+        await redis.zrem(set, ...ids);
+      }
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /** Bytes the database takes on disk (the PostgreSQL counterpart of used_memory). */
 export async function postgresSize(url: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });
