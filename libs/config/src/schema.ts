@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { mailboxSchema } from './mailbox-schema';
 import { listenPort, nonEmpty, nonNegativeInt, positiveInt, rateLimitSchema } from './primitives';
+import { ingestSchema } from './ingest-schema';
 import { providersSchema } from './provider-schema';
 import { routeSchema } from './route-schema';
 
@@ -43,18 +44,6 @@ export const logSchema = z.strictObject({
   level: z.enum(LOG_LEVELS).default('info'),
 });
 
-export const ingestSchema = z.strictObject({
-  port: listenPort.default(8080),
-  host: nonEmpty.default('0.0.0.0'),
-  maxBodyBytes: positiveInt.default(10_485_760),
-  /** HMAC secrets accepted for `X-Singleshot-Signature`; several allow rotation. Empty = signing off. */
-  signingSecrets: z.array(nonEmpty).default([]),
-  /** A file with one secret per line. */
-  signingSecretsFile: nonEmpty.optional(),
-  /** How long a request waits for its decide job to reach Redis before answering 503. */
-  enqueueTimeoutMs: positiveInt.default(5_000),
-});
-
 export const dashboardSchema = z.strictObject({
   port: listenPort.default(3000),
   /** Loopback by default: the dashboard can replay dead operations. */
@@ -77,6 +66,18 @@ export const dashboardSchema = z.strictObject({
       }
     })
     .optional(),
+  /**
+   * Loopback only: serve without any credentials (not even the generated
+   * token). Refused on any other host.
+   */
+  allowAnonymous: z.boolean().default(false),
+  /** Where the generated login token is written when no credentials are configured (mode 0600). */
+  tokenPath: nonEmpty.default('.singleshot/dashboard-token'),
+  /**
+   * Origins (besides the dashboard's own, from the `Host` header) allowed to
+   * make state-changing requests, e.g. `https://ops.example.com` behind a proxy.
+   */
+  allowedOrigins: z.array(z.url()).default([]),
 });
 
 export const decisionSchema = z.strictObject({
@@ -184,6 +185,7 @@ export type RedisConfig = Config['redis'];
 export type LogConfig = Config['log'];
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export type IngestConfig = Config['ingest'];
+export type ApiKeyConfig = IngestConfig['apiKeys'][number];
 export type DashboardConfig = Config['dashboard'];
 export type DecisionConfig = Config['decision'];
 export type DeliveryConfig = Config['delivery'];

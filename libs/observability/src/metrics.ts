@@ -46,6 +46,8 @@ export interface Metrics {
   /** Mails keyed by the fallback fingerprint (no usable Message-ID): collisions are possible. */
   fingerprintFallbacks: Counter<'source'>;
   ingestRequestDuration: Histogram<'route' | 'status'>;
+  /** Ingest requests by producer key name (`anonymous`, `hmac`, `none` before authentication) and status code. */
+  ingestRequests: Counter<'key' | 'status'>;
   dead: Counter<'channel' | 'reason'>;
   suppressed: Counter<'reason'>;
   /** A channel moved on to its next provider (only after a definite failure). */
@@ -190,6 +192,7 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
       ['route', 'status'],
       DURATION_BUCKETS,
     ),
+    ingestRequests: counter('singleshot_ingest_requests_total', 'Ingest API requests by producer key name and status code.', ['key', 'status']),
     dead: counter('singleshot_dead_total', 'Operations moved to the dead-letter queue, by reason.', ['channel', 'reason']),
     suppressed: counter('singleshot_suppressed_total', 'Operations suppressed on purpose (rate limit, rule).', ['reason']),
     fallbackSwitches: counter('singleshot_fallback_switches_total', 'A channel moved on to its next provider after a definite failure.', [
