@@ -27,7 +27,7 @@ export function createIngestApp({ ctx, registry, ready, providerWebhooks }: Inge
       const route = req.route?.path ? `${req.baseUrl}${req.route.path === '/' ? '' : req.route.path}` : 'unmatched';
       const status = String(res.statusCode);
       ctx.metrics.ingestRequestDuration.observe({ route, status }, Number(process.hrtime.bigint() - started) / 1e9);
-      if (req.path.startsWith('/v1/')) ctx.metrics.ingestRequests.inc({ key: (res.locals.producer as Producer | undefined)?.name ?? 'none', status });
+      if (req.originalUrl.startsWith('/v1/')) ctx.metrics.ingestRequests.inc({ key: (res.locals.producer as Producer | undefined)?.name ?? 'none', status });
     });
     next();
   });
