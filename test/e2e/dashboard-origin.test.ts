@@ -79,13 +79,13 @@ describe('state-changing requests from another origin', () => {
   it('a form POST to the admin API and a Bull Board action from another site get 403', async () => {
     // The operator's browser holds the dashboard's basic credentials.
     await withPage(evil, async (p, statuses) => {
-      await p.evaluate(() => (document.getElementById('f') as HTMLFormElement).submit());
+      await p.$eval('#f', (form) => (form as unknown as { submit(): void }).submit());
       await waitUntil(() => statuses.find(([path]) => path.endsWith('/replay')), 'the form POST to be answered', { timeoutMs: 15_000 });
       expect(statuses.filter(([path]) => path.endsWith('/replay')).map(([, s]) => s)).toEqual([403]);
       expect(JSON.parse((await p.content()).replace(/^[\s\S]*?(\{[\s\S]*\})[\s\S]*$/, '$1'))).toMatchObject({ error: { code: 'CROSS_ORIGIN' } });
     });
     await withPage(evil, async (p, statuses) => {
-      await p.evaluate(() => (document.getElementById('b') as HTMLFormElement).submit());
+      await p.$eval('#b', (form) => (form as unknown as { submit(): void }).submit());
       await waitUntil(() => statuses.find(([path]) => path.endsWith('/add')), 'the board action to be answered', { timeoutMs: 15_000 });
       const answers = statuses.filter(([path]) => path.endsWith('/add'));
       expect(answers.map(([, s]) => s)).toEqual([403]);
