@@ -4,6 +4,7 @@
 import { build } from 'esbuild';
 import { readFileSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { luaIncludePlugin } from './lua-include.mjs';
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
 const external = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.devDependencies ?? {})];
@@ -13,9 +14,7 @@ for (const app of readdirSync('apps')) {
   const main = join('apps', app, 'src', 'main.ts');
   if (existsSync(main)) entries[`apps/${app}/main`] = main;
 }
-for (const extra of ['test/chaos/main.ts', 'test/harness/worker-process.ts']) {
-  if (existsSync(extra)) entries[extra.replace(/\.ts$/, '')] = extra;
-}
+entries['test/chaos/main'] = 'test/chaos/main.ts';
 
 await build({
   entryPoints: entries,
@@ -26,7 +25,7 @@ await build({
   format: 'cjs',
   sourcemap: true,
   external,
-  loader: { '.lua': 'text' },
+  plugins: [luaIncludePlugin()],
   logLevel: 'warning',
   tsconfig: 'tsconfig.json',
 });
