@@ -68,7 +68,7 @@ type Answer = { status: number; json: unknown };
 async function send(path: string, body: Body, headers: Record<string, string> = {}): Promise<Answer> {
   const res = await fetch(`${base}${path}`, {
     method: 'POST',
-    body: body.body as BodyInit,
+    body: body.body as RequestInit['body'],
     headers: { ...(body.contentType ? { 'content-type': body.contentType } : {}), ...headers },
   });
   const text = await res.text();
