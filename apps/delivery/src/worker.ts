@@ -7,6 +7,7 @@ import { RateLimiter } from '@singleshot/store';
 import type { Runtime } from '@singleshot/runtime';
 import { deliver, type DeliverDeps, type DeliverOutcome } from './deliver';
 import { RecoverySweeper } from './sweeper';
+import { WaitingBoard } from './waiting';
 
 export interface DeliveryApp {
   worker: Worker<DeliverJobData, DeliverOutcome>;
@@ -50,8 +51,11 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   for (const [channel, list] of providers) for (const p of list) rt.metrics.breakerState.set({ channel, provider: p.name }, 0);
   const routeLimits = new Map<string, RateLimitConfig>();
   for (const route of rt.config.routes) if (route.limit) routeLimits.set(route.name, route.limit);
+  const waiting = new WaitingBoard(rt.operations);
+  rt.metrics.setWaitingSource(() => waiting.counts());
   const deps: DeliverDeps = {
     operations: rt.operations,
+    waiting,
     providers: (channel: string) => providers.get(channel) ?? [],
     addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record),
     policy: delivery,

@@ -72,6 +72,10 @@ export interface Metrics {
   setDlqSource(fetch: () => Promise<DlqDepth[]>, options?: SourceOptions): void;
   /** Where `singleshot_operations_in_doubt` comes from; cached like the others. */
   setInDoubtSource(fetch: () => Promise<number>, options?: SourceOptions): void;
+  /** Operations this process holds back without a claim, by reason (`breaker_open`), read at scrape time. */
+  operationsWaiting: Gauge<'reason'>;
+  /** Where `singleshot_operations_waiting` comes from (in memory, no I/O). */
+  setWaitingSource(read: () => Record<string, number>): void;
 }
 
 // One Metrics per registry: in the embedded mode several apps share a process,
@@ -143,8 +147,25 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     },
   });
 
+  let waitingSource: (() => Record<string, number>) | undefined;
+  const operationsWaiting = new Gauge<'reason'>({
+    name: 'singleshot_operations_waiting',
+    help: 'Operations held back without a claim (not an attempt), by reason, in this delivery process; read at scrape time.',
+    labelNames: ['reason'],
+    registers,
+    collect() {
+      if (!waitingSource) return;
+      this.reset();
+      for (const [reason, n] of Object.entries(waitingSource())) this.set({ reason }, n);
+    },
+  });
+
   const metrics: Metrics = {
     registry,
+    operationsWaiting,
+    setWaitingSource(read) {
+      waitingSource = read;
+    },
     eventsReceived: counter('singleshot_events_received_total', 'Events and mails received, by source and result.', [
       'source',
       'result',
