@@ -89,10 +89,22 @@ export const decisionSchema = z.strictObject({
 export const deliverySchema = z.strictObject({
   /** Lock lease; a provider call's deadline stays below what remains of it. */
   leaseMs: z.int().min(1_000).default(30_000),
-  attempts: positiveInt.default(5),
+  /**
+   * Provider calls (ones that reached, or may have reached, the provider) before
+   * an operation is dead. Waiting at an open circuit breaker is not a call. With
+   * the default backoff (full jitter), 25 calls span about 3 days (the retry
+   * horizon; 2.5 to 3.3 days in nearly every case, never more than 5.7): like
+   * Stripe's 3 days of webhook retries, under Postfix's 5-day queue lifetime,
+   * inside the 7-day retention, so a weekend-long provider outage delays
+   * notifications instead of killing them.
+   */
+  attempts: positiveInt.default(25),
   /** Delay before retry n (the last value repeats), with jitter, capped by `backoffCapMs`. */
-  backoffMs: z.array(nonNegativeInt).min(1, 'needs at least one delay').default([1_000, 5_000, 20_000]),
-  backoffCapMs: nonNegativeInt.default(600_000),
+  backoffMs: z
+    .array(nonNegativeInt)
+    .min(1, 'needs at least one delay')
+    .default([1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000]),
+  backoffCapMs: nonNegativeInt.default(28_800_000),
   concurrency: positiveInt.default(32),
   /**
    * An in-doubt send on a provider without `lookupUrl` cannot be reconciled:
