@@ -1,10 +1,10 @@
 import type { DeliverJobData } from '@singleshot/core';
-import type { DeadJobData } from '@singleshot/queues';
+import { ensureDeadRecord, type DeadJobData } from '@singleshot/queues';
 import type { OperationStore } from '@singleshot/store';
 
 /** What ending an operation before any send needs: the store's claim and fenced commit, and the DLQ. */
 export interface DeadOnArrivalDeps {
-  operations: Pick<OperationStore, 'claim' | 'commit' | 'history'>;
+  operations: Pick<OperationStore, 'claim' | 'commit' | 'get' | 'history'>;
   addDead(record: DeadJobData): Promise<void>;
   /** Lock owner shown to operators. */
   workerId: string;
@@ -52,5 +52,5 @@ export async function deadOnArrival(job: DeliverJobData, problem: string, deps: 
   // 'terminal' (dead before: a redelivered decide job) or 'duplicate' (sent by an
   // older version without the check): the record below is a no-op or absent.
   if (claim.kind === 'duplicate') return;
-  await deps.addDead({ operationKey: job.operationKey, job, reason: INVALID_RECIPIENT, error, attempts: await deps.operations.history(job.operationKey), diedAt: now() });
+  await ensureDeadRecord({ ...deps, operations: deps.operations, now }, { operationKey: job.operationKey, job, reason: INVALID_RECIPIENT, error });
 }

@@ -1,9 +1,9 @@
 import type { DeliverJobData } from '@singleshot/core';
 import type { AttemptRecord } from '@singleshot/store';
+import { ensureDeadRecord } from '@singleshot/queues';
 import { lazyChild } from '@singleshot/observability';
 import { ClaimedAttempt } from './attempt';
 import { passBreakers, returnTrial, type ReservedTrial } from './breaker-gate';
-import { ensureDeadRecord } from './dead-record';
 import type { DeliverDeps, DeliverOutcome, Ending } from './deliver-types';
 import { finish } from './ending';
 import { keepLease } from './lease-keeper';
@@ -60,7 +60,7 @@ async function claimAndSend(job: DeliverJobData, deps: DeliverDeps, trial: Reser
       deps.metrics.duplicatesSuppressed.inc({ stage: 'delivery', reason: 'already_sent' });
       return { kind: 'duplicate' };
     case 'terminal':
-      if (claim.status === 'dead') await ensureDeadRecord(job, deps);
+      if (claim.status === 'dead') await ensureDeadRecord(deps, { operationKey: job.operationKey, job });
       return { kind: 'terminal', status: claim.status };
     case 'conflict':
       deps.metrics.lockConflicts.inc({ queue: 'deliver' });

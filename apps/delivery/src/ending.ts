@@ -1,7 +1,7 @@
 import { retryDelayMs } from '@singleshot/core';
 import type { CommitInput } from '@singleshot/store';
 import type { ClaimedAttempt } from './attempt';
-import { ensureDeadRecord } from './dead-record';
+import { ensureDeadRecord } from '@singleshot/queues';
 import type { DeliverOutcome, DeliveryResult, Ending, ErrorInfo } from './deliver-types';
 
 /** How long a released operation waits before its next claim. */
@@ -78,7 +78,7 @@ async function dead(a: ClaimedAttempt, reason: string, error: ErrorInfo, provide
   if ((await commit(a, 'dead', { reason, error, provider })) === 'stale') return stale(a, provider);
   a.deps.metrics.dead.inc({ channel: a.job.channel, reason });
   count(a, 'dead', provider);
-  await ensureDeadRecord(a.job, a.deps, { reason, error });
+  await ensureDeadRecord(a.deps, { operationKey: a.job.operationKey, job: a.job, reason, error });
   a.log.warn({ event: 'operation_dead', reason, error }, 'operation dead; recorded in the DLQ');
   return { kind: 'dead', reason };
 }

@@ -12,7 +12,6 @@ export type RecipientKind = 'email' | 'text';
 export const MAX_TEXT_RECIPIENT = 512;
 
 // C0 controls, DEL and C1 controls: never part of an address or an id.
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 // RFC 5321 section 4.1.2 (Dot-string and Quoted-string) with RFC 6531's UTF-8.
 const ATOM = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~\\-\\u00a0-\\uffff]+";
