@@ -52,9 +52,9 @@ export interface RunningWorker {
 }
 
 /**
- * The one readiness check of every app (`/readyz`): ready when Redis answers
- * on the given connection (ingest passes its fail-fast producer connection)
- * and every given worker is running.
+ * The one readiness check of every app (`/readyz`, docs/contract.md): ready
+ * when Redis answers on the given connection (ingest passes its fail-fast
+ * producer connection) and every given worker is running.
  */
 export async function defaultReady(
   rt: { redis: Pick<Runtime['redis'], 'ping'> },

@@ -7,7 +7,7 @@ import { mayPost, producerOf } from '../producer-auth';
 import { formatIssues } from '@singleshot/queues';
 import { acceptEvent, answerAccepted } from './answer';
 
-/** `POST /v1/events` body (CONTRACT.md). `id` may come from `Idempotency-Key` instead. */
+/** `POST /v1/events` body (docs/contract.md). `id` may come from `Idempotency-Key` instead. */
 export const eventBodySchema = z.object({
   id: z.string().min(1).max(512).optional(),
   source: z
