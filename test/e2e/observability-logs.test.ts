@@ -39,7 +39,7 @@ let fleet: AppProcess;
 let cleanup: () => void;
 let output = '';
 
-/** `X-Singleshot-Signature` of a body (CONTRACT.md: HMAC-SHA256 of the raw bytes). */
+/** `X-Singleshot-Signature` of a body (docs/contract.md: HMAC-SHA256 of the raw bytes). */
 const signBody = (body: string, secret: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 /** A Redis that requires a password (the harness' Redis has none). */
@@ -145,7 +145,7 @@ describe('secrets in logs', () => {
     expect((await post(mailed)).status).toBe(202);
     await waitUntil(() => fleet.logs.some((l) => l.event === 'operation_dead'), 'the SMTP operation to die', { timeoutMs: 30_000 });
     // The IMAP password: the poller fails to connect and logs it.
-    await waitUntil(() => fleet.logs.some((l) => /IMAP/.test(String(l.msg)) && l.level !== 'info'), 'the IMAP poller to log its failure', { timeoutMs: 30_000 });
+    await waitUntil(() => fleet.logs.some((l) => String(l.event).startsWith('imap_') && l.level !== 'info'), 'the IMAP poller to log its failure', { timeoutMs: 30_000 });
 
     // Dashboard credentials: wrong and right, both schemes.
     const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
+import { TERMINAL_STATUSES } from '@singleshot/core';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
 import { createRedis } from './connection';
 import { JOURNAL_FIELDS } from './journal';
@@ -27,11 +28,13 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
     errorMessage: 'e',
     reason: 'why',
     releaseTo: 'pending',
+    refundAttempt: true,
     nextAttemptAt: 1,
   },
   'extend-lock-2': { fence: '1', leaseMs: 1, now: 1 },
   'imap-cursor-advance-1': { uidValidity: '1', uid: 1, now: 1 },
   'index-touch-1': { operationKey: 'k', dueAt: 1 },
+  'mark-waiting-1': { reason: 'breaker_open', untilMs: 1, retentionMs: 1 },
   'message-arrive-1': { now: 1, via: 'api', retentionMs: 1 },
   'mutex-acquire-1': { owner: 'w', leaseMs: 1 },
   'mutex-release-1': { owner: 'w' },
@@ -58,6 +61,11 @@ describe('script options', () => {
       expect(SCRIPTS[name]).toContain('local function isTerminal(status)');
       expect(SCRIPTS[name]).toContain('local function journalAdd(');
     }
+  });
+
+  it('the Lua terminal check names the statuses core calls terminal', () => {
+    const body = /local function isTerminal\(status\)([\s\S]*?)\nend/.exec(SCRIPTS['claim-4'])?.[1] ?? '';
+    expect([...body.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]).sort()).toEqual([...TERMINAL_STATUSES].sort());
   });
 
   it('the journal fields the Lua writes are the ones journal.ts reads', () => {

@@ -1,6 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { readConfigFile, type Config } from '@singleshot/config';
 import { createLogger } from '@singleshot/observability';
+import { SingleshotError } from '@singleshot/core';
+import { DashboardStartError, checkDashboardConfig } from '@singleshot/dashboard';
+import { IngestStartError, checkIngestConfig } from '@singleshot/ingest';
 import { createRuntime, loadConfigOrExit, onShutdown } from '@singleshot/runtime';
 import { NoRedisError, redisAnswers, startEmbeddedRedis, type EmbeddedRedis } from '../embedded-redis';
 import { APP_NAMES, runApps, type AppName } from '../run-apps';
@@ -54,6 +57,7 @@ export async function startCommand(opts: { only?: string; config?: string; proce
   const only = parseOnly(opts.only);
   const processes = parseProcesses(opts.processes);
   const config: Config = loadConfigOrExit(opts.config);
+  refuseUnsafeListeners(config, only);
   let embedded: EmbeddedRedis | undefined;
   if (!redisWasNamed(opts.config) && !(await redisAnswers(config.redis.url))) {
     try {
@@ -96,4 +100,22 @@ export async function startCommand(opts: { only?: string; config?: string; proce
     await rt.close();
     await embedded?.stop();
   });
+}
+
+/**
+ * Nothing listens beyond loopback without authentication: an unsafe ingest or
+ * dashboard address stops the process with exit 2 and a message saying what
+ * to configure (before Redis is touched).
+ */
+function refuseUnsafeListeners(config: Config, only: readonly AppName[]): void {
+  try {
+    if (only.includes('ingest')) checkIngestConfig(config);
+    if (only.includes('dashboard')) checkDashboardConfig(config);
+  } catch (err) {
+    if (err instanceof IngestStartError || err instanceof DashboardStartError) {
+      console.error(`${(err as SingleshotError).code}: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
 }
