@@ -14,6 +14,14 @@ export const ENV_OVERRIDES: ReadonlyArray<{ variable: string; paths: ReadonlyArr
     ],
     numeric: true,
   },
+  {
+    variable: 'METRICS_HOST',
+    paths: [
+      ['decision', 'metricsHost'],
+      ['delivery', 'metricsHost'],
+    ],
+    numeric: false,
+  },
 ];
 
 /**
