@@ -134,7 +134,7 @@ describe('a fleet on the cluster through a master failover', () => {
     const effects = [...expected].map((k) => sink.accepted.get(k)?.count ?? 0);
     const perMaster = await commandsPerMaster(cluster);
     const masterShares = shares(perMaster);
-    console.log(
+    console.warn(
       JSON.stringify({
         figures: 'cluster failover run',
         operations: expected.size,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { KeyBuilder, checkRedisServers, createRedis, isCluster, slotOf, waitForReplicas, whenReady, type RedisClient } from '@singleshot/store';
-import { startTestRedisCluster, waitUntil, type TestRedisCluster } from '../harness';
+import { startTestRedisCluster, waitUntil, type TestRedisCluster } from '@singleshot/test-harness';
 
 let cluster: TestRedisCluster;
 let redis: RedisClient;

@@ -1,6 +1,6 @@
 import { UnrecoverableError } from 'bullmq';
-import { partitionOf, type DecideJobData, type DeliverJobData } from '@singleshot/core';
-import { QUEUES, decideJobSchema, enqueueDeliveries, formatIssues } from '@singleshot/queues';
+import { partitionOf, type DecideJobData, type DeliverJobData, type RecipientKind } from '@singleshot/core';
+import { QUEUES, addDead, decideJobSchema, enqueueDeliveries, formatIssues } from '@singleshot/queues';
 import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/runtime';
 import { decide, type DecideOutcome } from './decide';
 
@@ -25,6 +25,9 @@ export function startDecision(rt: Runtime): DecisionApp {
     markDecided: (messageKey: string, ops: string[]) => rt.messages.markDecided(messageKey, ops),
     logger,
     metrics: rt.metrics,
+    // A channel with an SMTP provider takes mail addresses; the others (http, log) any text.
+    recipientKind: (channel: string): RecipientKind => ((rt.config.providers[channel] ?? []).some((p) => p.type === 'smtp') ? 'email' : 'text'),
+    deadOnArrival: { operations: rt.operations, addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record), workerId: rt.workerId },
   };
   const partitions = consumedPartitions(rt.keys, QUEUES.decide, undefined, rt.config.redis.formerPartitions);
   const worker = new PartitionWorkers<DecideJobData, DecideOutcome>(

@@ -29,11 +29,12 @@ describe('loadConfig', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('accepts the example of CONTRACT.md as it is', () => {
+  it('accepts the example of docs/contract.md as it is', () => {
     const { config, source } = loadConfig({ file: FIXTURE, env: {} });
     expect(source).toBe(FIXTURE);
     expect(config.redis.url).toBe('redis://127.0.0.1:6379');
-    expect(config.ingest).toMatchObject({ port: 8080, maxBodyBytes: 10485760, host: '0.0.0.0', signingSecrets: [] });
+    expect(config.ingest).toMatchObject({ port: 8080, maxBodyBytes: 10485760, signingSecrets: [], apiKeys: [], allowAnonymous: false });
+    expect(config.ingest.host).toBeUndefined();
     expect(config.routes.map((r) => [r.name, r.channel, r.recipients])).toEqual([
       ['orders', 'webhook', 'event'],
       // No recipients given: a notify_owner action goes to the mailbox's owner.
@@ -59,8 +60,9 @@ describe('loadConfig', () => {
     expect(source).toBe('defaults');
     expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', keyPrefix: 'ss', shards: 16, checkOnStart: true });
     expect(config.log.level).toBe('info');
-    expect(config.dashboard).toEqual({ port: 3000, host: '127.0.0.1' });
-    expect(config.decision).toEqual({ concurrency: 16, metricsPort: 9464 });
+    expect(config.dashboard).toEqual({ port: 3000, host: '127.0.0.1', allowAnonymous: false, tokenPath: '.singleshot/dashboard-token', allowedOrigins: [] });
+    expect(config.decision).toEqual({ concurrency: 16, metricsPort: 9464, metricsHost: '127.0.0.1' });
+    expect(config.delivery.metricsHost).toBe('127.0.0.1');
     expect(config.delivery.metricsPort).toBe(9465);
     expect(config.providers).toEqual({ log: [{ type: 'log', name: 'log', path: './.singleshot/notifications.ndjson' }] });
     expect(config.routes.map((r) => [r.name, r.action, r.recipients])).toEqual([
@@ -167,6 +169,7 @@ describe('loadConfig', () => {
       DASHBOARD_PORT: '9091',
       LOG_LEVEL: 'debug',
       METRICS_PORT: '0',
+      METRICS_HOST: '0.0.0.0',
     };
     const { config } = loadConfig({ file: FIXTURE, env });
     expect(config.redis.url).toBe('rediss://cache.internal:6380');
@@ -175,6 +178,8 @@ describe('loadConfig', () => {
     expect(config.log.level).toBe('debug');
     expect(config.decision.metricsPort).toBe(0);
     expect(config.delivery.metricsPort).toBe(0);
+    expect(config.decision.metricsHost).toBe('0.0.0.0');
+    expect(config.delivery.metricsHost).toBe('0.0.0.0');
 
     const err = catchConfigError(() => parseConfig({}, { PORT: 'eighty', LOG_LEVEL: 'loud' }));
     expect(err.issues.map((i) => i.path).sort()).toEqual(['ingest.port', 'log.level']);

@@ -5,7 +5,7 @@ import { QUEUES } from './names';
 import type { DeadJobData } from './schemas';
 
 /**
- * Job retention is for operators, not dedup (invariant 8): dedup lives in the
+ * Job retention is for operators, not dedup (docs/protocol.md invariant 8): dedup lives in the
  * message and operation records, which outlive these jobs.
  */
 const DECIDE_OPTIONS: JobsOptions = {
@@ -89,11 +89,20 @@ export async function enqueueDecide(queues: Pick<Queues, 'decideOf'>, data: Deci
   await queues.decideOf(data.messageKey).add('decide', data, { ...DECIDE_OPTIONS, jobId: data.messageKey });
 }
 
+/** Up to this many deliver jobs of one partition are added with parallel `add` calls, more with one `addBulk`. */
+const PARALLEL_ADD_MAX = 16;
+
 /**
  * Adds deliver jobs, each to its operation key's partition; jobId = operation
- * key. One round trip per partition touched (one with one partition).
+ * key. One round trip (one per partition touched, in parallel, on a cluster).
+ * A small fan-out uses parallel `add`s, sent in one socket write (the
+ * connection batches a turn's writes): `addBulk` builds an ioredis pipeline,
+ * whose constructor copies every BullMQ script onto it and was the largest
+ * single item in the decision worker's profile. Each add is idempotent by job
+ * id, so a partial failure is repaired by the decide job's retry, as with addBulk.
  */
 export async function enqueueDeliveries(queues: Pick<Queues, 'deliverOf'>, jobs: DeliverJobData[]): Promise<void> {
+  if (jobs.length === 0) return;
   const byQueue = new Map<Queue<DeliverJobData>, DeliverJobData[]>();
   for (const job of jobs) {
     const queue = queues.deliverOf(job.operationKey);
@@ -102,9 +111,13 @@ export async function enqueueDeliveries(queues: Pick<Queues, 'deliverOf'>, jobs:
     else byQueue.set(queue, [job]);
   }
   await Promise.all(
-    [...byQueue].map(([queue, list]) =>
-      queue.addBulk(list.map((data) => ({ name: 'deliver', data, opts: { ...DELIVER_OPTIONS, jobId: data.operationKey } }))),
-    ),
+    [...byQueue].map(async ([queue, list]) => {
+      if (list.length <= PARALLEL_ADD_MAX) {
+        await Promise.all(list.map((data) => queue.add('deliver', data, { ...DELIVER_OPTIONS, jobId: data.operationKey })));
+        return;
+      }
+      await queue.addBulk(list.map((data) => ({ name: 'deliver', data, opts: { ...DELIVER_OPTIONS, jobId: data.operationKey } })));
+    }),
   );
 }
 

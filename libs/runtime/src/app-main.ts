@@ -21,19 +21,19 @@ export function loadConfigOrExit(file?: string): Config {
 
 /**
  * The `main.ts` of a worker app run alone (one container each): runtime,
- * the app, a health/metrics server on `metricsPort` (0 = free port, logged),
+ * the app, a health/metrics server on `metricsHost:metricsPort` (port 0 = free, logged),
  * graceful shutdown.
  */
 export async function runWorkerApp(
   app: string,
-  metricsPort: (config: Config) => number,
+  listenOn: (config: Config) => { port: number; host: string },
   start: (rt: Runtime) => { close(): Promise<void>; worker?: RunningWorker },
 ): Promise<void> {
   const config = loadConfigOrExit();
   const rt = await createRuntime(config, { app });
   const instance = start(rt);
   const health: HealthServer = await startHealthServer({
-    port: metricsPort(config),
+    ...listenOn(config),
     registry: rt.metrics.registry,
     ready: () => defaultReady(rt, instance.worker ? { [app]: instance.worker } : {}),
     logger: rt.logger,
@@ -51,9 +51,13 @@ export interface RunningWorker {
   isRunning(): boolean;
 }
 
-/** Ready when Redis answers and every given worker is running (CONTRACT.md `/readyz`). */
+/**
+ * The one readiness check of every app (`/readyz`, docs/contract.md): ready
+ * when Redis answers on the given connection (ingest passes its fail-fast
+ * producer connection) and every given worker is running.
+ */
 export async function defaultReady(
-  rt: Runtime,
+  rt: { redis: Pick<Runtime['redis'], 'ping'> },
   workers: Record<string, RunningWorker> = {},
 ): Promise<{ ok: boolean; checks: Record<string, string> }> {
   const checks: Record<string, string> = {};

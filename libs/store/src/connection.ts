@@ -1,5 +1,6 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { readFileSync } from 'node:fs';
+import { batchSocketWrites } from './write-batching';
 
 /**
  * How a connection is used decides how it behaves while Redis is away:
@@ -87,7 +88,10 @@ function createSingle(options: RedisConnectionOptions): Redis {
   if (options.password) base.password = options.password;
   const tls = tlsOptions(options, url.protocol === 'rediss:');
   if (tls) base.tls = tls;
-  return new Redis(options.url, base);
+  const redis = new Redis(options.url, base);
+  // Only on a single Redis: a cluster client's node connections are its own.
+  batchSocketWrites(redis);
+  return redis;
 }
 
 function createCluster(options: RedisConnectionOptions): Cluster {
