@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig, partitionsOf, waitReplicasOf } from './index';
 
@@ -27,5 +30,13 @@ describe('redis cluster config', () => {
     })();
     expect(err).toBeInstanceOf(ConfigError);
     expect(err.issues.map((i) => i.path).sort()).toEqual(['delivery.partitions[1]', 'redis.cluster.nodes[0]']);
+  });
+
+  it('the managed-cluster example of deploy/ loads (its secret file aside)', () => {
+    const raw = parse(readFileSync(resolve(__dirname, '../../../deploy/k8s-cluster/managed-cluster.config.yaml'), 'utf8')) as { redis: Record<string, unknown> };
+    const { passwordFile: _secret, ...redis } = raw.redis;
+    const config = parseConfig({ redis });
+    expect(config.redis.cluster?.nodes).toHaveLength(1);
+    expect(partitionsOf(config)).toBe(64);
   });
 });
