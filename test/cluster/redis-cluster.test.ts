@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
-import { KeyBuilder, checkRedisServers, createRedis, isCluster, slotOf, waitForReplicas, whenReady, type RedisClient } from '@singleshot/store';
+import { ActiveIndex, JournalReader, KeyBuilder, checkRedisServers, createRedis, isCluster, slotOf, waitForReplicas, whenReady, type RedisClient } from '@singleshot/store';
 import { startTestRedisCluster, waitUntil, type TestRedisCluster } from '@singleshot/test-harness';
 
 let cluster: TestRedisCluster;
@@ -52,6 +52,25 @@ describe('the test cluster and the connection factory', () => {
     await waitForReplicas(redis, [keys.queuePrefixOf(3)], 1, 2000);
     expect(await queue.getJobCounts('waiting')).toEqual({ waiting: 1 });
     await queue.close();
+  });
+
+  it('reads the journal and the indexes of every shard across masters (tail, follow, in-doubt count)', async () => {
+    const keys = new KeyBuilder('jr', 16, 16);
+    const journal = new JournalReader(redis, keys);
+    for (let shard = 0; shard < 16; shard++) await redis.xadd(keys.journal(shard), '*', 'type', 'sent', 'op', `op-${shard}`);
+    const tail = await journal.tail(100);
+    expect(new Set(tail.map((e) => e.shard)).size).toBe(16);
+    const after = new Map<number, string>();
+    expect(await journal.follow(after, 50)).toEqual([]);
+    await redis.xadd(keys.journal(5), '*', 'type', 'dead');
+    await redis.xadd(keys.journal(11), '*', 'type', 'in_doubt');
+    const seen = await waitUntil(async () => {
+      const got = await journal.follow(after, 50);
+      return got.length ? got : undefined;
+    }, 'followed entries', { timeoutMs: 10_000 });
+    expect(seen.map((e) => [e.shard, e.type]).sort()).toEqual([[11, 'in_doubt'], [5, 'dead']].sort());
+    for (const shard of [2, 9, 14]) await redis.zadd(keys.activeIndex(shard), -Date.now(), `op-${shard}`);
+    expect(await new ActiveIndex(redis, keys).inDoubtCount()).toBe(3);
   });
 
   it('survives a SIGKILLed master: its replica is promoted and the written keys are still there', async () => {
