@@ -6,3 +6,4 @@ export * from './fleet';
 export * from './fault-proxy';
 export * from './dovecot';
 export * from './mail-webhook-fixtures';
+export * from './s3-server';
