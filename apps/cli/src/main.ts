@@ -16,7 +16,7 @@ const program = new Command()
 program
   .command('start')
   .description('run some or all apps in this process (embedded mode)')
-  .option('--only <apps>', 'comma-separated: ingest,decision,delivery,dashboard (default: all)')
+  .option('--only <apps>', 'comma-separated: ingest,decision,render,delivery,dashboard (default: all)')
   .option('--config <file>', 'config file (YAML or JSON); default $SINGLESHOT_CONFIG or ./singleshot.config.yaml')
   .action(startCommand);
 

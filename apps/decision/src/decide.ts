@@ -1,23 +1,30 @@
 import {
+  documentKey,
   normalizeRecipient,
   operationKey,
   parseAction,
-  renderTemplate,
   formatAction,
   type DecideJobData,
   type DeliverJobData,
+  type DocumentRef,
   type IngestInput,
+  type RenderJobData,
 } from '@singleshot/core';
 import type { MailboxConfig, RouteConfig } from '@singleshot/config';
 import type { Logger, Metrics } from '@singleshot/observability';
+import { inlineRouteTemplates, type RouteTemplates } from '@singleshot/runtime';
 import { routeMatches } from './route-match';
 
 /** What the decide handler needs; tests pass small object literals. */
 export interface DecideDeps {
   routes: RouteConfig[];
   mailboxes: Pick<MailboxConfig, 'id' | 'owner'>[];
+  /** Compiled route templates (default: the routes' inline templates). */
+  templates?: RouteTemplates;
   /** Adds the deliver jobs (idempotent by operation key). */
   enqueueDeliveries(jobs: DeliverJobData[]): Promise<void>;
+  /** Adds the render jobs of the documents the operations need (idempotent by document key). */
+  enqueueRenders?(jobs: RenderJobData[]): Promise<void>;
   /** Records the decision; false when the message was decided before. */
   markDecided(messageKey: string, operationKeys: string[]): Promise<boolean>;
   logger: Logger;
@@ -63,21 +70,28 @@ export function planOperations(
   data: DecideJobData,
   routes: RouteConfig[],
   mailboxes: Pick<MailboxConfig, 'id' | 'owner'>[],
-): { jobs: DeliverJobData[]; unrouted?: DecideOutcome['unrouted'] } {
+  templates: RouteTemplates = inlineRouteTemplates(routes),
+): { jobs: DeliverJobData[]; renders: RenderJobData[]; unrouted?: DecideOutcome['unrouted'] } {
   const { input, messageKey } = data;
   const owner = input.kind === 'mail' ? mailboxes.find((m) => m.id === input.mailboxId)?.owner : undefined;
   const matching = routes.filter((route) => routeMatches(route.match, input));
-  if (matching.length === 0) return { jobs: [], unrouted: 'no_route' };
+  if (matching.length === 0) return { jobs: [], renders: [], unrouted: 'no_route' };
   const context = templateContext(input, owner);
   const jobs = new Map<string, DeliverJobData>();
+  const renders = new Map<string, RenderJobData>();
   for (const route of matching) {
     const action = parseAction(route.action);
+    const documents: DocumentRef[] = route.documents.map((doc) => ({
+      name: doc.name,
+      documentKey: documentKey({ messageKey, name: doc.name, version: doc.version }),
+    }));
     for (const raw of recipientsOf(route, input, owner)) {
       const recipient = normalizeRecipient(raw);
       if (!recipient) continue;
       const key = operationKey({ messageKey, action, recipient, channel: route.channel });
       // Overlapping routes with the same action, recipient and channel are one operation.
       if (jobs.has(key)) continue;
+      const rendered = templates.message(route.name, { ...context, recipient });
       jobs.set(key, {
         operationKey: key,
         messageKey,
@@ -85,14 +99,34 @@ export function planOperations(
         action: formatAction(action),
         recipient,
         channel: route.channel,
-        subject: renderTemplate(route.template.subject, { ...context, recipient }),
-        text: renderTemplate(route.template.text, { ...context, recipient }),
+        subject: rendered.subject,
+        text: rendered.text,
+        ...(rendered.html !== undefined ? { html: rendered.html } : {}),
+        ...(documents.length > 0 ? { documents } : {}),
         data: input.kind === 'event' ? input.data : { mailbox: input.mailboxId, from: input.from },
         firstArrivalAt: data.firstArrivalAt,
       });
+      // One render per document, however many recipients need it.
+      route.documents.forEach((doc, i) => {
+        const ref = documents[i] as DocumentRef;
+        const render = renders.get(ref.documentKey) ?? {
+          documentKey: ref.documentKey,
+          messageKey,
+          route: route.name,
+          name: doc.name,
+          version: doc.version,
+          format: doc.format,
+          context,
+          createdAt: data.firstArrivalAt,
+          dependents: [],
+        };
+        render.dependents.push(key);
+        renders.set(ref.documentKey, render);
+      });
     }
   }
-  return jobs.size === 0 ? { jobs: [], unrouted: 'no_recipients' } : { jobs: [...jobs.values()] };
+  if (jobs.size === 0) return { jobs: [], renders: [], unrouted: 'no_recipients' };
+  return { jobs: [...jobs.values()], renders: [...renders.values()] };
 }
 
 /**
@@ -101,7 +135,13 @@ export function planOperations(
  * job recomputes the same operation keys, so re-enqueueing cannot double-send.
  */
 export async function decide(data: DecideJobData, deps: DecideDeps): Promise<DecideOutcome> {
-  const { jobs, unrouted } = planOperations(data, deps.routes, deps.mailboxes);
+  const { jobs, renders, unrouted } = planOperations(data, deps.routes, deps.mailboxes, deps.templates);
+  // Renders first: a delivery that finds no document state waits for a render
+  // that is already queued, never for one that a crash here would lose.
+  if (renders.length > 0) {
+    if (!deps.enqueueRenders) throw new Error('routes declare documents but no render queue is wired');
+    await deps.enqueueRenders(renders);
+  }
   await deps.enqueueDeliveries(jobs);
   const first = await deps.markDecided(data.messageKey, jobs.map((j) => j.operationKey));
   if (!first) deps.metrics.duplicatesSuppressed.inc({ stage: 'decision', reason: 'redelivered' });

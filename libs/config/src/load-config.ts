@@ -9,6 +9,7 @@ import { applyEnvOverrides } from './env-overrides';
 import { isRawObject } from './raw';
 import { configSchema, type Config } from './schema';
 import { resolveSecretFiles } from './secret-files';
+import { resolveTemplateFiles } from './template-files';
 
 export const DEFAULT_CONFIG_FILE = 'singleshot.config.yaml';
 
@@ -60,6 +61,7 @@ export function parseConfig(input: unknown, env: NodeJS.ProcessEnv = {}, options
 
   const envOrigins = applyEnvOverrides(raw, env);
   const issues: ConfigIssue[] = resolveSecretFiles(raw, options.baseDir ?? process.cwd());
+  issues.push(...resolveTemplateFiles(raw, options.baseDir ?? process.cwd()));
   // An unreadable `passwordFile` also leaves `password` unset; report the cause only.
   const explained = new Set(issues.map((issue) => issue.path.replace(/File$/, '')));
   const result = configSchema.safeParse(raw);

@@ -3,6 +3,7 @@ import { mailboxSchema } from './mailbox-schema';
 import { listenPort, nonEmpty, nonNegativeInt, positiveInt, rateLimitSchema } from './primitives';
 import { providersSchema } from './provider-schema';
 import { routeSchema } from './route-schema';
+import { documentsSchema } from './document-schema';
 
 /**
  * The config file (CONTRACT.md "Config file"). Every section is optional and
@@ -174,6 +175,7 @@ export const configSchema = z.strictObject({
   limits: limitsSchema.prefault({}),
   retention: retentionSchema.prefault({}),
   webhooks: webhooksSchema.prefault({}),
+  documents: documentsSchema.prefault({}),
 });
 
 /** A validated config, with every default filled in. */

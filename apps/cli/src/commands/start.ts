@@ -1,5 +1,5 @@
 import { readConfigFile, type Config } from '@singleshot/config';
-import { createRuntime, loadConfigOrExit, onShutdown } from '@singleshot/runtime';
+import { createRuntimeOrExit, loadConfigOrExit, onShutdown } from '@singleshot/runtime';
 import { NoRedisError, redisAnswers, startEmbeddedRedis, type EmbeddedRedis } from '../embedded-redis';
 import { APP_NAMES, runApps, type AppName } from '../run-apps';
 
@@ -50,7 +50,7 @@ export async function startCommand(opts: { only?: string; config?: string }): Pr
     }
     config.redis.url = embedded.url;
   }
-  const rt = await createRuntime(config, { app: 'singleshot' });
+  const rt = await createRuntimeOrExit(config, { app: 'singleshot' });
   if (embedded) rt.logger.info({ redis: embedded.url, dir: embedded.dir }, 'started an embedded redis-server (AOF on)');
   const apps = await runApps(rt, only);
   rt.logger.info({ apps: only, ingestPort: apps.ingestPort, metricsPort: apps.metricsPort }, 'singleshot started');
