@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { documentKey, type RenderJobData } from '@singleshot/core';
 import { FsDocumentStore, type DocumentStore } from '@singleshot/documents';
 import { enqueueRenders } from '@singleshot/queues';
-import type { Runtime } from '@singleshot/runtime';
+import { createRuntime, type Runtime } from '@singleshot/runtime';
+import { parseConfig } from '@singleshot/config';
 import { startTestRedis, testConfig, waitUntil, type TestRedis } from '@singleshot/test-harness';
-import { testRuntime } from '../../../test/support/runtime';
 import { startRender, type RenderApp } from './worker';
 
 // The render operation against a real Redis and the real filesystem store: its
@@ -60,13 +60,14 @@ beforeAll(async () => {
   const template = join(dir, 'po.hbs');
   writeFileSync(template, '# Purchase order {{data.orderId}}\n| SKU | Qty |\n|---|---|\n{{#each data.items}}| {{sku}} | {{qty}} |\n{{/each}}Total {{money (sum data.items "price") "EUR"}}\n');
   fs = new FsDocumentStore(join(dir, 'store'));
-  rt = await testRuntime(
-    testConfig({
+  rt = await createRuntime(
+    parseConfig(testConfig({
       redisUrl: redis.url,
       routes: [{ name: 'orders', match: {}, action: 'notify', channel: 'log', documents: [{ name: 'po', template, fileName: 'PO {{data.orderId}}.pdf' }] }],
       providers: { log: [{ name: 'log', type: 'log', path: join(dir, 'log.ndjson') }] },
       documents: { store: { type: 'fs', dir: join(dir, 'store') }, attempts: 3, backoffMs: [50], leaseMs: 2000 },
-    }),
+    })),
+    { app: 'render-test' },
   );
   app = startRender(rt, { store: flaky });
 });

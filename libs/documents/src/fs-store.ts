@@ -25,7 +25,7 @@ export class FsDocumentStore implements DocumentStore {
     return join(this.dir, ...key.split('/'));
   }
 
-  async put(key: string, bytes: Buffer): Promise<void> {
+  async put(key: string, bytes: Buffer, _contentType?: string): Promise<void> {
     const target = this.path(key);
     // The temporary name only has to be unique among concurrent writers; it never becomes part of the document.
     const tmp = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
