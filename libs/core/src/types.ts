@@ -97,7 +97,6 @@ export type JournalType =
   | 'suppressed'
   | 'duplicate'
   | 'replayed'
-  | 'stale_commit'
   | 'document_stored'
   | 'document_failed'
   | 'document_replayed';

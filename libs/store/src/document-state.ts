@@ -63,7 +63,8 @@ export class DocumentStateStore {
       this.redis,
       'doc-claim-3',
       [k.doc(input.documentKey), k.docLock(input.documentKey), k.journalOf(input.documentKey)],
-      [input.leaseMs, this.now(), input.owner, this.options.retentionMs, JSON.stringify(input.job), input.messageKey],
+      { leaseMs: input.leaseMs, now: this.now(), owner: input.owner, retentionMs: this.options.retentionMs, messageKey: input.messageKey },
+      [JSON.stringify(input.job)],
     )) as (string | number)[];
     const [kind, a, b, c, d, e] = raw.map((v) => String(v));
     switch (kind) {
@@ -89,31 +90,28 @@ export class DocumentStateStore {
       this.redis,
       'doc-commit-3',
       [k.doc(input.documentKey), k.docLock(input.documentKey), k.journalOf(input.documentKey)],
-      [
-        input.fence,
-        input.outcome,
+      {
+        fence: input.fence,
+        outcome: input.outcome,
         now,
-        this.options.retentionMs,
-        now - this.options.retentionMs,
-        input.documentKey,
-        stored?.checksum ?? '',
-        stored?.size ?? '',
-        stored?.storeKey ?? '',
-        stored?.fileName ?? '',
-        stored?.contentType ?? '',
-        error?.code ?? '',
-        (error?.message ?? '').slice(0, 2000),
-        input.outcome === 'failed' ? input.nextAttemptAt : '',
-        input.name,
-        input.messageKey,
-      ],
+        retentionMs: this.options.retentionMs,
+        journalMinId: now - this.options.retentionMs,
+        documentKey: input.documentKey,
+        name: input.name,
+        messageKey: input.messageKey,
+        ...(stored
+          ? { checksum: stored.checksum, size: stored.size, storeKey: stored.storeKey, fileName: stored.fileName, contentType: stored.contentType }
+          : {}),
+        ...(error ? { errorCode: error.code, errorMessage: error.message.slice(0, 2000) } : {}),
+        ...(input.outcome === 'failed' ? { nextAttemptAt: input.nextAttemptAt } : {}),
+      },
     )) as [string, string];
     return kind === 'ok' ? { kind, journalId: value } : { kind: 'stale' };
   }
 
   /** Extends the render lease while the fence holds. */
   async extend(documentKey: string, fence: string, leaseMs: number): Promise<boolean> {
-    const result = await runScript(this.redis, 'extend-lock-2', [this.keys.docLock(documentKey), this.keys.doc(documentKey)], [fence, leaseMs, this.now()]);
+    const result = await runScript(this.redis, 'extend-lock-2', [this.keys.docLock(documentKey), this.keys.doc(documentKey)], { fence, leaseMs, now: this.now() });
     return Number(result) === 1;
   }
 
@@ -124,7 +122,7 @@ export class DocumentStateStore {
       this.redis,
       'doc-replay-2',
       [this.keys.doc(documentKey), this.keys.journalOf(documentKey)],
-      [now, by, now - this.options.retentionMs, documentKey],
+      { now, by, journalMinId: now - this.options.retentionMs, documentKey },
     )) as [string, string?];
     return kind === 'replayed' && job ? job : null;
   }
@@ -175,12 +173,21 @@ export class DocumentStateStore {
       this.redis,
       'op-wait-2',
       [this.keys.op(input.operationKey), this.keys.waitingIndexOf(input.operationKey)],
-      ['set', input.operationKey, this.now(), input.waitingFor, this.options.retentionMs, input.messageKey, input.recipient, input.channel],
+      {
+        mode: 'set',
+        operationKey: input.operationKey,
+        now: this.now(),
+        waitingFor: input.waitingFor,
+        retentionMs: this.options.retentionMs,
+        messageKey: input.messageKey,
+        recipient: input.recipient,
+        channel: input.channel,
+      },
     );
   }
 
   async clearWaiting(operationKey: string): Promise<void> {
-    await runScript(this.redis, 'op-wait-2', [this.keys.op(operationKey), this.keys.waitingIndexOf(operationKey)], ['clear', operationKey]);
+    await runScript(this.redis, 'op-wait-2', [this.keys.op(operationKey), this.keys.waitingIndexOf(operationKey)], { mode: 'clear', operationKey, now: this.now() });
   }
 
   /** How many operations wait, over every shard (the waiting gauge). */

@@ -7,12 +7,13 @@
     KEYS[2] document lock
     KEYS[3] journal stream of the document's shard (unused here; same slot as the commit)
 
-    ARGV[1] lease in ms
-    ARGV[2] now (ms)
-    ARGV[3] owner (worker id, for operators)
-    ARGV[4] retention in ms (state expiry)
-    ARGV[5] the render job as JSON: kept at the first claim so a replay can render again
-    ARGV[6] message key
+    ARGV[1] options (JSON, 'doc-claim-3' in script-options.ts):
+      leaseMs      lease in ms
+      now          ms
+      owner        worker id, for operators
+      retentionMs  state expiry
+      messageKey   the document's message
+    ARGV[2] the render job as JSON: kept at the first claim so a replay can render again
 
   Output:
     { "claimed", fence, attempts, previousStatus }
@@ -20,8 +21,9 @@
     { "dead", attempts, errorCode, error }                          failed for good (replay to retry)
     { "conflict", pttl }                                            another renderer holds the lock
 ]]
+local o = cjson.decode(ARGV[1])
 local docKey, lockKey = KEYS[1], KEYS[2]
-local leaseMs, now = tonumber(ARGV[1]), ARGV[2]
+local leaseMs, now = o.leaseMs, o.now
 
 local h = redis.call('HMGET', docKey, 'status', 'attempts', 'checksum', 'storeKey', 'size', 'fileName',
   'contentType', 'lastErrorCode', 'lastError')
@@ -39,10 +41,10 @@ end
 local fence = redis.call('HINCRBY', docKey, 'fence', 1)
 redis.call('SET', lockKey, fence, 'PX', leaseMs)
 local attempts = redis.call('HINCRBY', docKey, 'attempts', 1)
-redis.call('HSET', docKey, 'status', 'rendering', 'owner', ARGV[3], 'claimedAt', now,
-  'leaseUntil', tonumber(now) + leaseMs, 'updatedAt', now)
+redis.call('HSET', docKey, 'status', 'rendering', 'owner', o.owner, 'claimedAt', now,
+  'leaseUntil', now + leaseMs, 'updatedAt', now)
 if redis.call('HSETNX', docKey, 'createdAt', now) == 1 then
-  redis.call('HSET', docKey, 'job', ARGV[5], 'messageKey', ARGV[6])
+  redis.call('HSET', docKey, 'job', ARGV[2], 'messageKey', o.messageKey)
 end
-redis.call('PEXPIRE', docKey, ARGV[4])
+redis.call('PEXPIRE', docKey, o.retentionMs)
 return { 'claimed', fence, attempts, status }
