@@ -12,7 +12,7 @@ import { sendError } from './errors';
 export interface DashboardAppOptions {
   api: AdminApiDeps;
   /** The queues Bull Board shows (every one, the DLQ included). */
-  queues: Pick<Queues, 'decide' | 'deliver' | 'dead'>;
+  queues: Pick<Queues, 'decide' | 'deliver' | 'dead'> & Partial<Pick<Queues, 'render'>>;
   credentials: DashboardCredentials | undefined;
   registry: Registry;
   ready: ReadinessCheck;

@@ -3,6 +3,7 @@ import type { AttemptRecord } from '@singleshot/store';
 import type { ScopedLogger } from '@singleshot/observability';
 import type { ClaimState, DeliverDeps } from './deliver-types';
 import type { LeaseKeeper } from './lease-keeper';
+import type { DocumentGate, PreparedDocuments } from './document-gate';
 
 type RecordInput = Omit<AttemptRecord, 'at' | 'attempt' | 'fence'>;
 
@@ -14,6 +15,10 @@ type RecordInput = Omit<AttemptRecord, 'at' | 'attempt' | 'fence'>;
  */
 export class ClaimedAttempt {
   readonly history: AttemptRecord[] = [];
+  /** What the operation's documents allowed before the claim (none: it needs none). */
+  gate?: DocumentGate;
+  /** The documents this send carries (attachments and links), once loaded. */
+  content?: PreparedDocuments;
 
   constructor(
     readonly job: DeliverJobData,

@@ -4,7 +4,8 @@ import { lazyChild } from '@singleshot/observability';
 import { ClaimedAttempt } from './attempt';
 import { ensureDeadRecord } from './dead-record';
 import type { DeliverDeps, DeliverOutcome, Ending } from './deliver-types';
-import { finish } from './ending';
+import { checkDocuments, prepareDocuments, type DocumentGate } from './document-gate';
+import { finish, waitForDocument } from './ending';
 import { keepLease } from './lease-keeper';
 import { applyRecipientLimits } from './limits';
 import { reconcile } from './reconcile';
@@ -29,6 +30,17 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
   const blockedForMs = openBreakersMs(job.channel, deps);
   if (blockedForMs > 0) {
     return { kind: 'retry', delayMs: blockedForMs + Math.floor((deps.random ?? Math.random)() * 250), reason: 'breaker_open' };
+  }
+  // A document it needs is not stored yet: wait without claiming (a claim
+  // counts an attempt; waiting must not use up the delivery's attempts).
+  let gate: DocumentGate | undefined;
+  if (job.documents && job.documents.length > 0) {
+    if (!deps.documents) {
+      gate = { kind: 'failed', error: { code: 'NO_DOCUMENT_STORE', message: 'this delivery process has no document store wired' } };
+    } else {
+      gate = await checkDocuments({ ...job, documents: job.documents }, deps.documents);
+      if (gate.kind === 'waiting') return waitForDocument(job, { ...deps, documents: deps.documents }, gate.waitingFor, gate.documentKey, gate.status);
+    }
   }
   // The lease runs from when Redis ran the claim, not from when its answer was read.
   const claimSentAt = now();
@@ -65,6 +77,7 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
   });
   try {
     const attempt = new ClaimedAttempt(job, deps, { ...claim, keeper, log });
+    if (gate) attempt.gate = gate;
     return await finish(attempt, await decide(attempt));
   } finally {
     keeper.stop();
@@ -78,6 +91,8 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
   if (chain.length === 0) {
     return { kind: 'dead', reason: 'no_provider', error: { code: 'NO_PROVIDER', message: `no provider configured for channel "${job.channel}"` } };
   }
+  // Never sent without its document: a document that failed for good ends the operation.
+  if (a.gate?.kind === 'failed') return { kind: 'dead', reason: 'document_failed', error: a.gate.error };
   // Earlier claims since the last replay decide the fallback position (a replay resets attempts).
   const prior: AttemptRecord[] = claim.attempts > 1 ? await deps.operations.history(job.operationKey) : [];
   // A previous attempt may have reached a provider: reconcile before any send (invariant 5).
@@ -106,7 +121,18 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
         break;
     }
   }
-  return (await applyRecipientLimits(a, deps.limits)) ?? sendThroughChain(a, chain, prior);
+  const limited = await applyRecipientLimits(a, deps.limits);
+  if (limited) return limited;
+  if (a.gate?.kind === 'ready' && deps.documents) {
+    try {
+      a.content = await prepareDocuments(a.gate, chain, deps.documents);
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      const error = { code: typeof code === 'string' ? code : 'DOCUMENT_STORE', message: (err as Error).message };
+      return { kind: 'retry', status: 'failed', reason: error.code, error, provider: (chain[0] as { name: string }).name };
+    }
+  }
+  return sendThroughChain(a, chain, prior);
 }
 
 /** Ms until the first provider of the channel accepts a call; 0 when one can be tried now. */

@@ -2,8 +2,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Router } from 'express';
 import { MessageStore } from '@singleshot/store';
-import type { RunningWorker, Runtime } from '@singleshot/runtime';
+import { documentLinkSecret, type RunningWorker, type Runtime } from '@singleshot/runtime';
 import { createIngestApp } from './app';
+import { documentsRouter } from './routes/documents';
 import type { IngestContext } from './context';
 import { acceptMail } from './mail-intake';
 import { startMailboxPollers } from './mailbox-pollers';
@@ -95,6 +96,11 @@ export async function startIngest(
     registry: rt.metrics.registry,
     ready,
     providerWebhooks: (options.providerWebhooks ?? webhooksFor(rt))(ctx),
+    documents: documentsRouter({
+      store: rt.documentStore,
+      secret: () => documentLinkSecret(rt.redis, rt.keys, rt.config.documents.links.secret),
+      logger: rt.logger,
+    }),
   });
   const port = options.port ?? rt.config.ingest.port;
   const host = options.host ?? rt.config.ingest.host;

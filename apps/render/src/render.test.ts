@@ -122,9 +122,10 @@ describe('render worker', () => {
     expect(faults.puts).toBe(3);
     faults.broken = false;
     const replayed = await rt.documents.replay(data.documentKey, 'alice');
+    expect(replayed?.round).toBe(1);
     expect(replayed).not.toBeNull();
     expect(await rt.documents.replay(data.documentKey, 'bob')).toBeNull(); // the second replay finds it pending
-    await enqueueRenders(rt.queues.render, [JSON.parse(replayed as string) as RenderJobData], 1);
+    await enqueueRenders(rt.queues.render, [JSON.parse(replayed?.job as string) as RenderJobData], replayed?.round);
     const again = await settled(data.documentKey);
     expect(again.status).toBe('stored');
     expect(faults.puts).toBe(4);

@@ -115,26 +115,35 @@ export class DocumentStateStore {
     return Number(result) === 1;
   }
 
-  /** A failed-for-good document back to pending, once; returns the render job to re-add, or null. */
-  async replay(documentKey: string, by: string): Promise<string | null> {
+  /** A failed-for-good document back to pending, once; returns the render job to re-add (and the replay's number), or null. */
+  async replay(documentKey: string, by: string): Promise<{ job: string; round: number } | null> {
     const now = this.now();
-    const [kind, job] = (await runScript(
+    const [kind, job, round] = (await runScript(
       this.redis,
       'doc-replay-2',
       [this.keys.doc(documentKey), this.keys.journalOf(documentKey)],
       { now, by, journalMinId: now - this.options.retentionMs, documentKey },
-    )) as [string, string?];
-    return kind === 'replayed' && job ? job : null;
+    )) as [string, string?, number?];
+    return kind === 'replayed' && job ? { job, round: Number(round) } : null;
   }
 
-  /** Statuses of several documents in one round trip (the delivery's gate). */
-  async statuses(documentKeys: string[]): Promise<{ status: DocumentStatus; stored?: StoredDocument; error?: { code: string; message: string } }[]> {
+  /**
+   * Statuses of an operation's documents in one round trip (the delivery's
+   * gate), and whether the operation carries a waiting mark to clear.
+   */
+  async statuses(
+    documentKeys: string[],
+    operationKey: string,
+  ): Promise<{ waitingMark: boolean; documents: { status: DocumentStatus; stored?: StoredDocument; error?: { code: string; message: string } }[] }> {
     const pipeline = this.redis.pipeline();
     for (const key of documentKeys) {
       pipeline.hmget(this.keys.doc(key), 'status', 'checksum', 'storeKey', 'size', 'fileName', 'contentType', 'lastErrorCode', 'lastError');
     }
+    pipeline.hexists(this.keys.op(operationKey), 'waitingFor');
     const results = (await pipeline.exec()) ?? [];
-    return results.map(([err, row]) => {
+    const mark = results.pop();
+    if (mark?.[0]) throw mark[0];
+    const documents = results.map(([err, row]) => {
       if (err) throw err;
       const [status, checksum, storeKey, size, fileName, contentType, code, message] = (row as (string | null)[]).map((v) => v ?? '');
       const s = (status || 'pending') as DocumentStatus;
@@ -142,6 +151,7 @@ export class DocumentStateStore {
       if (s === 'dead' || s === 'failed') return { status: s, error: { code: code || 'DOCUMENT_FAILED', message: message ?? '' } };
       return { status: s };
     });
+    return { waitingMark: Number(mark?.[1] ?? 0) === 1, documents };
   }
 
   async get(documentKey: string): Promise<DocumentRecord | null> {
@@ -168,8 +178,8 @@ export class DocumentStateStore {
   }
 
   /** Marks an operation as waiting for something (visible, never an attempt), or clears the mark. */
-  async markWaiting(input: { operationKey: string; waitingFor: string; messageKey: string; recipient: string; channel: string }): Promise<void> {
-    await runScript(
+  async markWaiting(input: { operationKey: string; waitingFor: string; waitingKey: string; messageKey: string; recipient: string; channel: string }): Promise<boolean> {
+    const changed = await runScript(
       this.redis,
       'op-wait-2',
       [this.keys.op(input.operationKey), this.keys.waitingIndexOf(input.operationKey)],
@@ -178,12 +188,14 @@ export class DocumentStateStore {
         operationKey: input.operationKey,
         now: this.now(),
         waitingFor: input.waitingFor,
+        waitingKey: input.waitingKey,
         retentionMs: this.options.retentionMs,
         messageKey: input.messageKey,
         recipient: input.recipient,
         channel: input.channel,
       },
     );
+    return Number(changed) === 1;
   }
 
   async clearWaiting(operationKey: string): Promise<void> {

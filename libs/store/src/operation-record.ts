@@ -56,6 +56,11 @@ export interface OperationRecord {
   replays: number;
   replayedBy?: string;
   replayedAt?: number;
+  /** What it waits for before it may be sent (e.g. `document:purchase-order`), and since when. */
+  waitingFor?: string;
+  /** The key of what it waits for (the document key). */
+  waitingKey?: string;
+  waitingSince?: number;
   journalIds: string[];
 }
 
@@ -102,6 +107,9 @@ export function decodeOperation(operationKey: string, h: Record<string, string>)
     replays: Number(h.replays ?? 0),
     replayedBy: str(h.replayedBy),
     replayedAt: num(h.replayedAt),
+    waitingFor: str(h.waitingFor),
+    waitingKey: str(h.waitingKey),
+    waitingSince: num(h.waitingSince),
     journalIds: h.journalIds ? h.journalIds.split(',') : [],
   };
 }

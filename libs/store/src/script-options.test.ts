@@ -49,7 +49,7 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
     nextAttemptAt: 1,
   },
   'doc-replay-2': { now: 1, by: 'u', journalMinId: 0, documentKey: 'd' },
-  'op-wait-2': { mode: 'set', operationKey: 'k', now: 1, waitingFor: 'w', retentionMs: 1, messageKey: 'm', recipient: 'r', channel: 'c' },
+  'op-wait-2': { mode: 'set', operationKey: 'k', now: 1, waitingFor: 'w', waitingKey: 'd', retentionMs: 1, messageKey: 'm', recipient: 'r', channel: 'c' },
   'extend-lock-2': { fence: '1', leaseMs: 1, now: 1 },
   'imap-cursor-advance-1': { uidValidity: '1', uid: 1, now: 1 },
   'index-touch-1': { operationKey: 'k', dueAt: 1 },

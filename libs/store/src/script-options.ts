@@ -62,6 +62,7 @@ export interface ScriptOptions {
     operationKey: string;
     now: number;
     waitingFor?: string;
+    waitingKey?: string;
     retentionMs?: number;
     messageKey?: string;
     recipient?: string;

@@ -14,7 +14,7 @@
       documentKey   the document's key (journal)
 
   Output:
-    { "replayed", job }        the caller re-adds the render job (its JSON)
+    { "replayed", job, replays }   the caller re-adds the render job (its JSON); replays numbers its job id
     { "not_dead", status }     stored, pending or rendering: nothing to do
     { "not_found" }
 ]]
@@ -25,9 +25,9 @@ if not h[1] then return { 'not_found' } end
 if h[1] ~= 'dead' then return { 'not_dead', h[1] } end
 redis.call('HSET', docKey, 'status', 'pending', 'attempts', 0, 'lastErrorCode', '', 'lastError', '',
   'updatedAt', o.now, 'replayedAt', o.now, 'replayedBy', o.by)
-redis.call('HINCRBY', docKey, 'replays', 1)
+local replays = redis.call('HINCRBY', docKey, 'replays', 1)
 local id = redis.call('XADD', journalKey, 'MINID', '~', o.journalMinId, '*',
   'type', 'document_replayed', 'doc', o.documentKey, 'msg', h[3] or '', 'by', o.by, 'ts', o.now)
 local ids = redis.call('HGET', docKey, 'journalIds')
 redis.call('HSET', docKey, 'journalIds', ids and (ids .. ',' .. id) or id)
-return { 'replayed', h[2] or '' }
+return { 'replayed', h[2] or '', replays }

@@ -12,6 +12,7 @@
       operationKey
       now           ms
       waitingFor    what it waits for (e.g. `document:purchase-order`), set only
+      waitingKey    the key of what it waits for (the document key), set only
       retentionMs   state expiry, set only
       messageKey, recipient, channel   set only (an operation never claimed yet)
 
@@ -21,13 +22,13 @@
 local o = cjson.decode(ARGV[1])
 local opKey, indexKey = KEYS[1], KEYS[2]
 if o.mode == 'clear' then
-  redis.call('HDEL', opKey, 'waitingFor', 'waitingSince')
+  redis.call('HDEL', opKey, 'waitingFor', 'waitingKey', 'waitingSince')
   return redis.call('ZREM', indexKey, o.operationKey)
 end
 local status = redis.call('HGET', opKey, 'status')
 if status == 'sent' or status == 'dead' or status == 'suppressed' then return 0 end
 if redis.call('HGET', opKey, 'waitingFor') == o.waitingFor then return 0 end
-redis.call('HSET', opKey, 'waitingFor', o.waitingFor, 'waitingSince', o.now, 'updatedAt', o.now)
+redis.call('HSET', opKey, 'waitingFor', o.waitingFor, 'waitingKey', o.waitingKey, 'waitingSince', o.now, 'updatedAt', o.now)
 if not status then
   redis.call('HSET', opKey, 'status', 'pending', 'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel)
 end
