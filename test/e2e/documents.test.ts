@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { parseConfig } from '@singleshot/config';
+import { documentKey } from '@singleshot/core';
 import { startDecision, type DecisionApp } from '@singleshot/decision';
 import { startDelivery, type DeliveryApp } from '@singleshot/delivery';
 import { FsDocumentStore, type DocumentStore } from '@singleshot/documents';
@@ -53,10 +54,7 @@ async function operationsOf(messageKey: string): Promise<string[]> {
 }
 
 const statuses = async (keys: string[]) => Promise.all(keys.map(async (k) => (await rt.operations.get(k))?.status));
-const documentOf = async (messageKey: string) => {
-  const { documentKey } = await import('@singleshot/core');
-  return documentKey({ messageKey, name: 'purchase-order', version: 'v1' });
-};
+const documentOf = async (messageKey: string) => documentKey({ messageKey, name: 'purchase-order', version: 'v1' });
 
 async function gauge(name: string, labels: Record<string, string>): Promise<number> {
   const metric = await rt.metrics.registry.getSingleMetric(name)?.get();
