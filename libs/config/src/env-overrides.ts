@@ -11,6 +11,7 @@ export const ENV_OVERRIDES: ReadonlyArray<{ variable: string; paths: ReadonlyArr
     paths: [
       ['decision', 'metricsPort'],
       ['delivery', 'metricsPort'],
+      ['documents', 'metricsPort'],
     ],
     numeric: true,
   },
