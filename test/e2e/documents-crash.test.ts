@@ -1,10 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { documentKey } from '@singleshot/core';
 import { FsDocumentStore } from '@singleshot/documents';
 import type { Runtime } from '@singleshot/runtime';
 import {
+  CLI_MAIN,
+  REPO_ROOT,
   spawnApps,
   startSmtpSink,
   startTestRedis,
@@ -86,9 +90,20 @@ describe('render worker SIGKILLed mid-generation', () => {
     const killed = await rt.documents.get(key);
     // Killed before its commit: nothing was stored, and the deliveries wait for it.
     expect(killed).toMatchObject({ status: 'rendering', attempts: 1 });
-    const ops = (await rt.messages.get(messageKey))?.operations ?? [];
-    expect(ops).toHaveLength(10);
+    // The decision records the message's operations right after it queued the render.
+    const ops = await waitUntil(async () => {
+      const found = (await rt.messages.get(messageKey))?.operations ?? [];
+      return found.length === 10 ? found : undefined;
+    }, 'the decision to be recorded');
+    await waitUntil(async () => (await rt.operations.get(ops[0] as string))?.waitingFor, 'the first operation to be marked waiting');
     expect(sink.taken()).toHaveLength(0);
+    // Not silent: `ops show` says what the operation waits for, and how its document stands.
+    const run = promisify(execFile);
+    const cli = (...args: string[]) => run(process.execPath, [CLI_MAIN, 'ops', 'show', ...args, '--config', config.file], { cwd: REPO_ROOT, env: { ...process.env, LOG_LEVEL: 'warn' } });
+    const shown = JSON.parse((await cli(ops[0] as string, '--json')).stdout) as { operation: Record<string, unknown>; document: Record<string, unknown> };
+    expect(shown.operation).toMatchObject({ status: 'pending', attempts: 0, waitingFor: 'document:purchase-order', waitingKey: key });
+    expect(shown.document).toMatchObject({ documentKey: key, status: 'rendering', attempts: 1 });
+    expect((await cli(ops[0] as string)).stdout).toMatch(/pending, waiting for document:purchase-order since/);
 
     render = spawnApps('render', config.file);
     await waitUntil(async () => (await Promise.all(ops.map(async (k) => (await rt.operations.get(k))?.status))).every((s) => s === 'sent'), 'ten emails sent', { timeoutMs: 90_000 });
