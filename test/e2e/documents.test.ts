@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { parseConfig } from '@singleshot/config';
 import { documentKey } from '@singleshot/core';
+import { startDashboard, type Dashboard } from '@singleshot/dashboard';
 import { startDecision, type DecisionApp } from '@singleshot/decision';
 import { startDelivery, type DeliveryApp } from '@singleshot/delivery';
 import { FsDocumentStore, type DocumentStore } from '@singleshot/documents';
@@ -18,7 +19,7 @@ import { attachmentsFor, orderEvent, recipients, sha, templateDir } from './supp
 let redis: TestRedis;
 let sink: SmtpSink;
 let rt: Runtime;
-let apps: { ingest: IngestApp; decision: DecisionApp; render: RenderApp; delivery: DeliveryApp };
+let apps: { ingest: IngestApp; decision: DecisionApp; render: RenderApp; delivery: DeliveryApp; dashboard: Dashboard };
 let tpl: ReturnType<typeof templateDir>;
 let fs: FsDocumentStore;
 const faults = { failures: 0, broken: false, puts: 0, hold: undefined as Promise<void> | undefined };
@@ -89,10 +90,12 @@ beforeAll(async () => {
   const render = startRender(rt, { store });
   const decision = startDecision(rt);
   const ingest = await startIngest(rt, { port: 0, pollers: false });
-  apps = { ingest, decision, render, delivery };
+  const dashboard = await startDashboard(rt, { port: 0, host: '127.0.0.1' });
+  apps = { ingest, decision, render, delivery, dashboard };
 });
 
 afterAll(async () => {
+  await apps?.dashboard.close();
   await apps?.ingest.close();
   await apps?.decision.close();
   await apps?.render.close();
@@ -118,6 +121,12 @@ describe('documents end to end', () => {
       expect(op).toMatchObject({ status: 'pending', waitingFor: 'document:purchase-order', attempts: 0 });
     }
     expect(await gauge('singleshot_operations_waiting', { reason: 'document' })).toBe(10);
+    // The dashboard lists them, and the document they wait for.
+    const admin = async (path: string) => (await fetch(`http://127.0.0.1:${apps.dashboard.port}/admin/api${path}`)).json() as Promise<Record<string, unknown>>;
+    const listed = (await admin('/waiting')).waiting as { operationKey: string; waitingFor: string; status: string }[];
+    expect(listed.map((w) => w.operationKey).sort()).toEqual([...ops].sort());
+    expect(new Set(listed.map((w) => `${w.status} ${w.waitingFor}`))).toEqual(new Set(['pending document:purchase-order']));
+    expect((await admin(`/documents/${await documentOf(messageKey)}`)).document).toMatchObject({ status: 'rendering', attempts: 1 });
     expect(sink.taken()).toHaveLength(0);
     release();
     faults.hold = undefined;
