@@ -21,4 +21,16 @@ describe('renderPdf', () => {
     expect(sha(await renderPdf(`${markup}!`, meta))).not.toBe(base);
     expect(sha(await renderPdf(markup, { ...meta, createdAt: new Date('2026-03-04T05:06:08Z') }))).not.toBe(base);
   });
+
+  it('yields to the event loop while laying out a long document (other work in the process keeps running)', async () => {
+    const rows = Array.from({ length: 2000 }, (_, i) => `| item ${i} | ${i} |`).join('\n');
+    let ticks = 0;
+    const timer = setInterval(() => (ticks += 1), 0);
+    try {
+      await renderPdf(`# long\n${rows}`, { title: 'long', createdAt: new Date(0) });
+    } finally {
+      clearInterval(timer);
+    }
+    expect(ticks).toBeGreaterThan(0);
+  });
 });

@@ -42,14 +42,15 @@ export function renderPdf(markup: string, meta: PdfMeta): Promise<Buffer> {
     doc.on('data', (chunk: Buffer) => chunks.push(chunk));
     doc.on('end', () => resolvePdf(Buffer.concat(chunks)));
     doc.on('error', reject);
-    try {
-      layout(doc, markup);
-      doc.end();
-    } catch (err) {
-      reject(err as Error);
-    }
+    layout(doc, markup).then(
+      () => doc.end(),
+      (err: unknown) => reject(err as Error),
+    );
   });
 }
+
+/** Lines laid out between two yields to the event loop. */
+const LINES_PER_SLICE = 200;
 
 const SEPARATOR = /^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$/;
 
@@ -57,10 +58,17 @@ function cells(line: string): string[] {
   return line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim());
 }
 
-function layout(doc: PDFKit.PDFDocument, markup: string): void {
+/**
+ * Layout is CPU work: it yields to the event loop every few hundred lines, so
+ * a long document never freezes the process it runs in (in `singleshot start`
+ * that is also the process that extends delivery leases and answers ingest).
+ * The output does not depend on where it yields.
+ */
+async function layout(doc: PDFKit.PDFDocument, markup: string): Promise<void> {
   const lines = markup.replace(/\r\n?/g, '\n').split('\n');
   const width = doc.page.width - 2 * MARGIN;
   for (let i = 0; i < lines.length; i++) {
+    if (i > 0 && i % LINES_PER_SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve));
     const line = (lines[i] ?? '').trimEnd();
     const next = (lines[i + 1] ?? '').trim();
     if (line.trim() === '') {
