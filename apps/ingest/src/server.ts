@@ -91,6 +91,8 @@ export async function startIngest(
     }
     return { ok, checks };
   };
+  // Read once per process (the key never changes); a failed read is retried on the next download.
+  let linkSecret: Promise<string> | undefined;
   const app = createIngestApp({
     ctx,
     registry: rt.metrics.registry,
@@ -98,7 +100,10 @@ export async function startIngest(
     providerWebhooks: (options.providerWebhooks ?? webhooksFor(rt))(ctx),
     documents: documentsRouter({
       store: rt.documentStore,
-      secret: () => documentLinkSecret(rt.redis, rt.keys, rt.config.documents.links.secret),
+      secret: () => (linkSecret ??= documentLinkSecret(rt.redis, rt.keys, rt.config.documents.links.secret).catch((err: unknown) => {
+        linkSecret = undefined;
+        throw err;
+      })),
       logger: rt.logger,
     }),
   });

@@ -25,10 +25,18 @@ export function documentsRouter(deps: DocumentLinkDeps): Router {
     const expires = typeof req.query.expires === 'string' ? req.query.expires : '';
     const sig = typeof req.query.sig === 'string' ? req.query.sig : '';
     if (!STORE_KEY.test(storeKey)) return sendError(res, 404, 'NOT_FOUND', 'no such document');
-    const verdict = verifyDocumentLink({ storeKey, expires, sig, secret: await deps.secret() });
-    if (verdict === 'invalid') return sendError(res, 403, 'BAD_LINK', 'the link signature is missing or invalid');
-    if (verdict === 'expired') return sendError(res, 410, 'LINK_EXPIRED', 'the link has expired; ask for the document again');
-    const bytes = await deps.store.get(storeKey);
+    let bytes: Buffer | null;
+    try {
+      const verdict = verifyDocumentLink({ storeKey, expires, sig, secret: await deps.secret() });
+      if (verdict === 'invalid') return sendError(res, 403, 'BAD_LINK', 'the link signature is missing or invalid');
+      if (verdict === 'expired') return sendError(res, 410, 'LINK_EXPIRED', 'the link has expired; ask for the document again');
+      bytes = await deps.store.get(storeKey);
+    } catch (err) {
+      // Redis (the link key) or the document store is away: try again later, never a 500.
+      deps.logger.warn({ err, storeKey }, 'document download failed');
+      res.set('Retry-After', '5');
+      return sendError(res, 503, 'STORE_UNAVAILABLE', 'the document store is not reachable; retry later');
+    }
     if (!bytes) return sendError(res, 404, 'NOT_FOUND', 'no such document (kept for the retention period)');
     res.set('Content-Type', storeKey.endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream');
     res.set('Content-Disposition', `attachment; filename="${req.params.file}"`);
