@@ -14,7 +14,7 @@ import {
   type TestRedis,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
-import { deliverJob } from '../support/deliver-job';
+import { deliverJob } from '@singleshot/test-jobs';
 
 // Delivery under real process faults: racing workers, SIGKILL after the claim,
 // SIGSTOP past the lease, and misbehaving providers. Each case uses a fresh

@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex as sha } from '@singleshot/core';
 import { describe, expect, it } from 'vitest';
 import type { DecideJobData, EventInput, MailInput } from '@singleshot/core';
 import { routeSchema, type RouteConfig } from '@singleshot/config';
 import { planOperations } from './decide';
 
-const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 // Routes go through the config schema, so defaults (recipients, template) are the real ones.
 const route = (r: Record<string, unknown>): RouteConfig => routeSchema.parse({ channel: 'webhook', action: 'notify', ...r });
 

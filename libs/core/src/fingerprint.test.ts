@@ -1,9 +1,7 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex as sha } from './hash';
 import { describe, expect, it } from 'vitest';
 import { canonicalBody, fallbackFingerprint, normalizeAddressList, normalizeDate, normalizeSubject, type FingerprintInput } from './fingerprint';
 import { mailMessageKey } from './keys';
-
-const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
 const base: FingerprintInput = {
   mailboxId: 'support',
