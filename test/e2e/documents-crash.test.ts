@@ -52,7 +52,7 @@ beforeAll(async () => {
       },
     ],
     providers: { email: [{ name: 'relay', type: 'smtp', host: '127.0.0.1', port: sink.port, secure: false, from: 'orders@example.test' }] },
-    documents: { store: { type: 'fs', dir: join(tpl.dir, 'documents') }, attempts: 5, backoffMs: [100], leaseMs: 3000, waitPollMs: 500 },
+    documents: { store: { type: 'fs', dir: join(tpl.dir, 'documents') }, attempts: 5, backoffMs: [100], leaseMs: 10_000, waitPollMs: 500 },
   });
   config = writeConfigFile(input);
   rt = await testRuntime(input);
@@ -74,11 +74,12 @@ afterAll(async () => {
 describe('render worker SIGKILLed mid-generation', () => {
   it('the document is stored once and each email is sent once, with the same attachment', async () => {
     const to = recipients('crash');
-    // 10,000 pages of two rows: a document that takes about a second to lay out.
+    // 5,000 pages of two rows: a document that takes a while to lay out (the
+    // lease stays longer than a generation on a loaded machine, as it must).
     const res = await fetch(`http://127.0.0.1:${await fleet.metricsPort()}/v1/events`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(orderEvent('PO-9', to, 10_000)),
+      body: JSON.stringify(orderEvent('PO-9', to, 5_000)),
     });
     expect(res.status).toBe(202);
     const { messageKey } = (await res.json()) as { messageKey: string };

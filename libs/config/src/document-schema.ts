@@ -55,7 +55,7 @@ export const documentsSchema = z.strictObject({
   /** Delay before generation retry n (the last value repeats), with jitter. */
   backoffMs: z.array(nonNegativeInt).min(1, 'needs at least one delay').default([2_000, 10_000, 60_000]),
   backoffCapMs: nonNegativeInt.default(600_000),
-  /** Lock lease of one generation; a killed renderer's document is taken over after it. */
+  /** Lock lease of one generation; a killed renderer's document is taken over after it. Keep it longer than the slowest generation. */
   leaseMs: z.int().min(1_000).default(60_000),
   concurrency: positiveInt.default(2),
   /** How often a delivery waiting for its document looks again (the render also wakes it when done). */
