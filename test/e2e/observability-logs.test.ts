@@ -39,7 +39,7 @@ let fleet: AppProcess;
 let cleanup: () => void;
 let output = '';
 
-/** `X-Singleshot-Signature` of a body (CONTRACT.md: HMAC-SHA256 of the raw bytes). */
+/** `X-Singleshot-Signature` of a body (docs/contract.md: HMAC-SHA256 of the raw bytes). */
 const signBody = (body: string, secret: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 /** A Redis that requires a password (the harness' Redis has none). */

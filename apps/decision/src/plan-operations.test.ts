@@ -42,7 +42,7 @@ function mailJob(patch: Partial<MailInput> = {}): DecideJobData {
 }
 
 describe('planOperations', () => {
-  it('makes one operation per event recipient with the DESIGN.md operation key', () => {
+  it('makes one operation per event recipient with the docs/protocol.md operation key', () => {
     const data = eventJob();
     const { jobs, unrouted } = planOperations(data, [route({ name: 'orders', match: { source: 'shop' } })], mailboxes);
     expect(unrouted).toBeUndefined();

@@ -17,7 +17,7 @@ export interface IngestAppOptions {
   documents?: Router;
 }
 
-/** The ingest HTTP API (CONTRACT.md "Ingest HTTP API"). */
+/** The ingest HTTP API (docs/contract.md "Ingest HTTP API"). */
 export function createIngestApp({ ctx, registry, ready, providerWebhooks, documents }: IngestAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');

@@ -7,7 +7,7 @@
 
 /** One rendered notification for one recipient on one channel. */
 export interface SendRequest {
-  /** Idempotency key given to the provider; identical on every attempt (invariant 6). */
+  /** Idempotency key given to the provider; identical on every attempt (docs/protocol.md invariant 6). */
   operationKey: string;
   messageKey: string;
   recipient: string;
@@ -84,7 +84,7 @@ export interface ProviderDeps {
   logger?: ProviderLogger;
 }
 
-/** `type: http` — see CONTRACT.md "Outbound HTTP provider". */
+/** `type: http` — see docs/contract.md "Outbound HTTP provider". */
 export interface HttpProviderOptions {
   name: string;
   type: 'http';
