@@ -80,6 +80,7 @@ beforeAll(async () => {
           template: { subject: 'Purchase order {{data.orderId}}', text: 'Order {{data.orderId}} from {{data.supplier}} is attached.', html: '<p>Order <b>{{data.orderId}}</b> from {{data.supplier}}</p>' },
           documents: [{ name: 'purchase-order', template: tpl.template, fileName: 'PO-{{data.orderId}}.pdf' }],
         },
+        { name: 'shipped', match: { source: 'shop', type: 'order.shipped' }, action: 'notify', channel: 'email', template: { subject: 'Shipped {{data.orderId}}', text: 'On its way.' } },
       ],
       providers: { email: [{ name: 'relay', type: 'smtp', host: '127.0.0.1', port: sink.port, secure: false, from: 'orders@example.test' }] },
       documents: { store: { type: 'fs', dir: join(tpl.dir, 'documents') }, attempts: 3, backoffMs: [100], leaseMs: 5000, waitPollMs: 300 },
@@ -128,6 +129,10 @@ describe('documents end to end', () => {
     expect(new Set(listed.map((w) => `${w.status} ${w.waitingFor}`))).toEqual(new Set(['pending document:purchase-order']));
     expect((await admin(`/documents/${await documentOf(messageKey)}`)).document).toMatchObject({ status: 'rendering', attempts: 1 });
     expect(sink.taken()).toHaveLength(0);
+    // A notification that needs no document is not held up by the one being generated.
+    await post({ id: 'ship-1', source: 'shop', type: 'order.shipped', recipients: ['someone@example.test'], data: { orderId: 'PO-1' } });
+    await waitUntil(() => sink.taken().some((m) => m.envelope.to.includes('someone@example.test')), 'the shipping email, while the document is still held');
+    expect((await rt.documents.get(await documentOf(messageKey)))?.status).toBe('rendering');
     release();
     faults.hold = undefined;
 
@@ -139,6 +144,7 @@ describe('documents end to end', () => {
       const attachments = await attachmentsFor(sink, r);
       expect(attachments, r).toEqual([{ fileName: 'PO-PO-1.pdf', checksum: doc?.stored?.checksum, html: true }]);
     }
+    expect(sink.taken().filter((m) => to.some((r) => m.envelope.to.includes(r)))).toHaveLength(10);
     expect(sha((await fs.get(doc?.stored?.storeKey as string)) as Buffer)).toBe(doc?.stored?.checksum);
     expect(await rt.documents.waitingCount()).toBe(0);
     for (const key of ops) expect((await rt.operations.get(key))?.waitingFor).toBeUndefined();
