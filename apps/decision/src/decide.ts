@@ -2,6 +2,8 @@ import {
   documentKey,
   normalizeRecipient,
   operationKey,
+  recipientProblem,
+  type RecipientKind,
   parseAction,
   formatAction,
   type DecideJobData,
@@ -13,6 +15,7 @@ import {
 import type { MailboxConfig, RouteConfig } from '@singleshot/config';
 import type { Logger, Metrics } from '@singleshot/observability';
 import { inlineRouteTemplates, type RouteTemplates } from '@singleshot/runtime';
+import { deadOnArrival, type DeadOnArrivalDeps } from './invalid-recipient';
 import { routeMatches } from './route-match';
 
 /** What the decide handler needs; tests pass small object literals. */
@@ -28,11 +31,17 @@ export interface DecideDeps {
   /** Records the decision; false when the message was decided before. */
   markDecided(messageKey: string, operationKeys: string[]): Promise<boolean>;
   logger: Logger;
-  metrics: Pick<Metrics, 'duplicatesSuppressed' | 'unrouted'>;
+  metrics: Pick<Metrics, 'duplicatesSuppressed' | 'unrouted' | 'dead'>;
+  /** How each channel's recipients are checked; default `text`. */
+  recipientKind?(channel: string): RecipientKind;
+  /** Ends operations with an invalid recipient as dead (no deliver job). */
+  deadOnArrival?: DeadOnArrivalDeps;
 }
 
 export interface DecideOutcome {
   operations: number;
+  /** Operations ended `dead` (`invalid_recipient`) at fan-out, never handed to delivery. */
+  invalidRecipients?: number;
   /** The message was decided before (a redelivered decide job). */
   redelivered: boolean;
   /** Why no operation was made, when none was. */
@@ -70,8 +79,14 @@ export function planOperations(
   data: DecideJobData,
   routes: RouteConfig[],
   mailboxes: Pick<MailboxConfig, 'id' | 'owner'>[],
+  recipientKind: (channel: string) => RecipientKind = () => 'text',
   templates: RouteTemplates = inlineRouteTemplates(routes),
-): { jobs: DeliverJobData[]; renders: RenderJobData[]; unrouted?: DecideOutcome['unrouted'] } {
+): {
+  jobs: DeliverJobData[];
+  renders: RenderJobData[];
+  invalid?: Array<{ job: DeliverJobData; problem: string }>;
+  unrouted?: DecideOutcome['unrouted'];
+} {
   const { input, messageKey } = data;
   const owner = input.kind === 'mail' ? mailboxes.find((m) => m.id === input.mailboxId)?.owner : undefined;
   const matching = routes.filter((route) => routeMatches(route.match, input));
@@ -106,10 +121,11 @@ export function planOperations(
         data: input.kind === 'event' ? input.data : { mailbox: input.mailboxId, from: input.from },
         firstArrivalAt: data.firstArrivalAt,
       });
-      // One render per document, however many recipients need it.
+      // One render per document, however many recipients need it (dependents are added below).
       route.documents.forEach((doc, i) => {
         const ref = documents[i] as DocumentRef;
-        const render = renders.get(ref.documentKey) ?? {
+        if (renders.has(ref.documentKey)) return;
+        renders.set(ref.documentKey, {
           documentKey: ref.documentKey,
           messageKey,
           route: route.name,
@@ -119,14 +135,31 @@ export function planOperations(
           context,
           createdAt: data.firstArrivalAt,
           dependents: [],
-        };
-        render.dependents.push(key);
-        renders.set(ref.documentKey, render);
+        });
       });
     }
   }
   if (jobs.size === 0) return { jobs: [], renders: [], unrouted: 'no_recipients' };
-  return { jobs: [...jobs.values()], renders: [...renders.values()] };
+  const valid: DeliverJobData[] = [];
+  const invalid: Array<{ job: DeliverJobData; problem: string }> = [];
+  for (const job of jobs.values()) {
+    const problem = recipientProblem(recipientKind(job.channel), job.recipient);
+    if (problem) invalid.push({ job, problem });
+    else valid.push(job);
+  }
+  // Only operations that will be delivered wait for a document (and wake on it).
+  const needed = new Map<string, RenderJobData>();
+  for (const job of valid) {
+    for (const ref of job.documents ?? []) {
+      const render = renders.get(ref.documentKey);
+      if (!render) continue;
+      const entry = needed.get(ref.documentKey) ?? { ...render, dependents: [] };
+      entry.dependents.push(job.operationKey);
+      needed.set(ref.documentKey, entry);
+    }
+  }
+  const planned = { jobs: valid, renders: [...needed.values()] };
+  return invalid.length > 0 ? { ...planned, invalid } : planned;
 }
 
 /**
@@ -135,7 +168,7 @@ export function planOperations(
  * job recomputes the same operation keys, so re-enqueueing cannot double-send.
  */
 export async function decide(data: DecideJobData, deps: DecideDeps): Promise<DecideOutcome> {
-  const { jobs, renders, unrouted } = planOperations(data, deps.routes, deps.mailboxes, deps.templates);
+  const { jobs, renders, invalid = [], unrouted } = planOperations(data, deps.routes, deps.mailboxes, deps.recipientKind, deps.templates);
   // Renders first: a delivery that finds no document state waits for a render
   // that is already queued, never for one that a crash here would lose.
   if (renders.length > 0) {
@@ -143,11 +176,21 @@ export async function decide(data: DecideJobData, deps: DecideDeps): Promise<Dec
     await deps.enqueueRenders(renders);
   }
   await deps.enqueueDeliveries(jobs);
-  const first = await deps.markDecided(data.messageKey, jobs.map((j) => j.operationKey));
+  for (const { job, problem } of invalid) {
+    if (!deps.deadOnArrival) throw new Error('decide: an invalid recipient needs deadOnArrival deps');
+    await deadOnArrival(job, problem, deps.deadOnArrival);
+  }
+  const first = await deps.markDecided(data.messageKey, [...jobs, ...invalid.map((i) => i.job)].map((j) => j.operationKey));
+  if (first) {
+    for (const { job, problem } of invalid) {
+      deps.metrics.dead.inc({ channel: job.channel, reason: 'invalid_recipient' });
+      deps.logger.warn({ event: 'invalid_recipient', operationKey: job.operationKey, messageKey: job.messageKey, channel: job.channel, problem }, 'recipient refused at fan-out: dead');
+    }
+  }
   if (!first) deps.metrics.duplicatesSuppressed.inc({ stage: 'decision', reason: 'redelivered' });
   if (unrouted && first) {
     deps.metrics.unrouted.inc({ reason: unrouted });
     deps.logger.warn({ messageKey: data.messageKey, reason: unrouted, source: data.input.source }, 'message made no operation');
   }
-  return { operations: jobs.length, redelivered: !first, ...(unrouted ? { unrouted } : {}) };
+  return { operations: jobs.length, redelivered: !first, ...(invalid.length ? { invalidRecipients: invalid.length } : {}), ...(unrouted ? { unrouted } : {}) };
 }

@@ -1,6 +1,7 @@
 import { Worker, UnrecoverableError } from 'bullmq';
 import type { DecideJobData } from '@singleshot/core';
-import { QUEUES, decideJobSchema, enqueueDeliveries, enqueueRenders, formatIssues } from '@singleshot/queues';
+import type { RecipientKind } from '@singleshot/core';
+import { QUEUES, addDead, decideJobSchema, enqueueDeliveries, enqueueRenders, formatIssues } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
 import { decide, type DecideOutcome } from './decide';
 
@@ -21,6 +22,9 @@ export function startDecision(rt: Runtime): DecisionApp {
     markDecided: (messageKey: string, ops: string[]) => rt.messages.markDecided(messageKey, ops),
     logger,
     metrics: rt.metrics,
+    // A channel with an SMTP provider takes mail addresses; the others (http, log) any text.
+    recipientKind: (channel: string): RecipientKind => ((rt.config.providers[channel] ?? []).some((p) => p.type === 'smtp') ? 'email' : 'text'),
+    deadOnArrival: { operations: rt.operations, addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record), workerId: rt.workerId },
   };
   const worker = new Worker<DecideJobData, DecideOutcome>(
     QUEUES.decide,

@@ -46,6 +46,8 @@ export interface Metrics {
   /** Mails keyed by the fallback fingerprint (no usable Message-ID): collisions are possible. */
   fingerprintFallbacks: Counter<'source'>;
   ingestRequestDuration: Histogram<'route' | 'status'>;
+  /** Ingest requests by producer key name (`anonymous`, `hmac`, `none` before authentication) and status code. */
+  ingestRequests: Counter<'key' | 'status'>;
   dead: Counter<'channel' | 'reason'>;
   suppressed: Counter<'reason'>;
   /** A channel moved on to its next provider (only after a definite failure). */
@@ -70,6 +72,10 @@ export interface Metrics {
   setDlqSource(fetch: () => Promise<DlqDepth[]>, options?: SourceOptions): void;
   /** Where `singleshot_operations_in_doubt` comes from; cached like the others. */
   setInDoubtSource(fetch: () => Promise<number>, options?: SourceOptions): void;
+  /** Operations this process holds back without a claim, by reason (`breaker_open`), read at scrape time. */
+  operationsWaiting: Gauge<'reason'>;
+  /** Where `singleshot_operations_waiting` comes from (in memory, no I/O). */
+  setWaitingSource(read: () => Record<string, number>): void;
 }
 
 // One Metrics per registry: in the embedded mode several apps share a process,
@@ -141,8 +147,25 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     },
   });
 
+  let waitingSource: (() => Record<string, number>) | undefined;
+  const operationsWaiting = new Gauge<'reason'>({
+    name: 'singleshot_operations_waiting',
+    help: 'Operations held back without a claim (not an attempt), by reason, in this delivery process; read at scrape time.',
+    labelNames: ['reason'],
+    registers,
+    collect() {
+      if (!waitingSource) return;
+      this.reset();
+      for (const [reason, n] of Object.entries(waitingSource())) this.set({ reason }, n);
+    },
+  });
+
   const metrics: Metrics = {
     registry,
+    operationsWaiting,
+    setWaitingSource(read) {
+      waitingSource = read;
+    },
     eventsReceived: counter('singleshot_events_received_total', 'Events and mails received, by source and result.', [
       'source',
       'result',
@@ -190,6 +213,7 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
       ['route', 'status'],
       DURATION_BUCKETS,
     ),
+    ingestRequests: counter('singleshot_ingest_requests_total', 'Ingest API requests by producer key name and status code.', ['key', 'status']),
     dead: counter('singleshot_dead_total', 'Operations moved to the dead-letter queue, by reason.', ['channel', 'reason']),
     suppressed: counter('singleshot_suppressed_total', 'Operations suppressed on purpose (rate limit, rule).', ['reason']),
     fallbackSwitches: counter('singleshot_fallback_switches_total', 'A channel moved on to its next provider after a definite failure.', [

@@ -5,3 +5,4 @@ export * from './replay';
 export * from './replay-list';
 export * from './replay-requeue';
 export * from './replay-documents';
+export * from './dead-record';

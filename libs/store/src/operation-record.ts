@@ -61,6 +61,9 @@ export interface OperationRecord {
   /** The key of what it waits for (the document key). */
   waitingKey?: string;
   waitingSince?: number;
+  /** Set while it waits without a claim (every provider behind an open breaker): why, and until when. */
+  waitingReason?: string;
+  waitingUntil?: number;
   journalIds: string[];
 }
 
@@ -110,6 +113,8 @@ export function decodeOperation(operationKey: string, h: Record<string, string>)
     waitingFor: str(h.waitingFor),
     waitingKey: str(h.waitingKey),
     waitingSince: num(h.waitingSince),
+    waitingReason: str(h.waitingReason),
+    waitingUntil: num(h.waitingUntil),
     journalIds: h.journalIds ? h.journalIds.split(',') : [],
   };
 }

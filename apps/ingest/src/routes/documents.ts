@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { verifyDocumentLink, type DocumentStore } from '@singleshot/documents';
 import type { Logger } from '@singleshot/observability';
-import { sendError } from '../errors';
+import { sendError } from '@singleshot/http';
 
 export interface DocumentLinkDeps {
   store: Pick<DocumentStore, 'get'>;
