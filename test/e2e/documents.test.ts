@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { join } from 'node:path';
 import { parseConfig } from '@singleshot/config';
 import { documentKey } from '@singleshot/core';
@@ -22,6 +22,7 @@ let rt: Runtime;
 let apps: { ingest: IngestApp; decision: DecisionApp; render: RenderApp; delivery: DeliveryApp; dashboard: Dashboard };
 let tpl: ReturnType<typeof templateDir>;
 let fs: FsDocumentStore;
+const DASHBOARD_TOKEN = 'documents-test-dashboard-token';
 const faults = { failures: 0, broken: false, puts: 0, hold: undefined as Promise<void> | undefined };
 
 const store: DocumentStore = {
@@ -71,6 +72,7 @@ beforeAll(async () => {
     testConfig({
       redisUrl: redis.url,
       delivery: { leaseMs: 5000, attempts: 3, backoffMs: [100], concurrency: 8, metricsPort: 0 },
+      dashboard: { auth: { token: DASHBOARD_TOKEN } },
       routes: [
         {
           name: 'orders',
@@ -111,6 +113,10 @@ describe('documents end to end', () => {
   it('one event for 10 recipients with a PDF: waits visibly, one generation, 10 emails with the same attachment', async () => {
     let release!: () => void;
     faults.hold = new Promise<void>((r) => (release = r));
+    onTestFinished(() => {
+      release();
+      faults.hold = undefined;
+    });
     faults.puts = 0;
     const to = recipients('one');
     const messageKey = await post(orderEvent('PO-1', to));
@@ -123,7 +129,8 @@ describe('documents end to end', () => {
     }
     expect(await gauge('singleshot_operations_waiting', { reason: 'document' })).toBe(10);
     // The dashboard lists them, and the document they wait for.
-    const admin = async (path: string) => (await fetch(`http://127.0.0.1:${apps.dashboard.port}/admin/api${path}`)).json() as Promise<Record<string, unknown>>;
+    const admin = async (path: string) =>
+      (await fetch(`http://127.0.0.1:${apps.dashboard.port}/admin/api${path}`, { headers: { authorization: `Bearer ${DASHBOARD_TOKEN}` } })).json() as Promise<Record<string, unknown>>;
     const listed = (await admin('/waiting')).waiting as { operationKey: string; waitingFor: string; status: string }[];
     expect(listed.map((w) => w.operationKey).sort()).toEqual([...ops].sort());
     expect(new Set(listed.map((w) => `${w.status} ${w.waitingFor}`))).toEqual(new Set(['pending document:purchase-order']));

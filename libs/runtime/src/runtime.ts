@@ -116,7 +116,7 @@ export async function createRuntime(config: Config, options: { app: string; logg
   metrics.setDlqSource(async () => [{ queue: queues.dead.name, depth: await queues.dead.getWaitingCount() }]);
   const documents = new DocumentStateStore(redis, keys, { retentionMs });
   const documentMetrics = createDocumentMetrics(metrics.registry);
-  documentMetrics.setWaitingSource(async () => ({ document: await documents.waitingCount() }));
+  metrics.setStoredWaitingSource(async () => ({ document: await documents.waitingCount() }));
   const documentStore = createDocumentStore(config.documents.store);
   return {
     config,
