@@ -59,6 +59,7 @@ export async function runApps(
     // No HTTP server of our own: serve /healthz, /readyz, /metrics on the metrics port.
     const health = await startHealthServer({
       port: options.metricsPort ?? rt.config.decision.metricsPort,
+      host: rt.config.decision.metricsHost,
       registry: rt.metrics.registry,
       ready: () => defaultReady(rt, workers),
       logger: rt.logger,

@@ -74,6 +74,8 @@ export const documentsSchema = z.strictObject({
     .prefault({}),
   /** Health/metrics port of the render app run alone; `METRICS_PORT` overrides it. */
   metricsPort: z.int().min(0).max(65535).default(9466),
+  /** Address of that server (loopback by default; `METRICS_HOST` overrides it, see `decision.metricsHost`). */
+  metricsHost: nonEmpty.default('127.0.0.1'),
 });
 
 export type RouteDocumentConfig = z.output<typeof routeDocumentSchema>;

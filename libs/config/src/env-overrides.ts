@@ -15,6 +15,15 @@ export const ENV_OVERRIDES: ReadonlyArray<{ variable: string; paths: ReadonlyArr
     ],
     numeric: true,
   },
+  {
+    variable: 'METRICS_HOST',
+    paths: [
+      ['decision', 'metricsHost'],
+      ['delivery', 'metricsHost'],
+      ['documents', 'metricsHost'],
+    ],
+    numeric: false,
+  },
 ];
 
 /**
