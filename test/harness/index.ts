@@ -8,3 +8,4 @@ export * from './dovecot';
 export * from './mail-webhook-fixtures';
 export * from './redis-cluster';
 export * from './test-backend';
+export * from './s3-server';

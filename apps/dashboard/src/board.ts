@@ -13,7 +13,7 @@ export const BOARD_PATH = '/admin/queues';
  * jobs have no Retry button: re-running one is a no-op at best (its message or
  * operation is already done), and would only confuse.
  */
-export function boardRouter(queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'dead'>): Router {
+export function boardRouter(queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'dead'> & Partial<Pick<Queues, 'render'>>): Router {
   // BullMQAdapter's options type omits allowCompletedRetries, which the base adapter reads.
   const doneIsDone = { allowCompletedRetries: false } as Partial<QueueAdapterOptions>;
   const serverAdapter = new ExpressAdapter();
@@ -23,6 +23,9 @@ export function boardRouter(queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'd
       // One entry per partition (named decide-07 … with several partitions).
       ...queues.decideAll.map((q) => new BullMQAdapter(q, { ...doneIsDone, description: 'One job per message (job id = message key): classify, route, fan out.' })),
       ...queues.deliverAll.map((q) => new BullMQAdapter(q, { ...doneIsDone, description: 'One job per operation (job id = operation key): claim, send, commit.' })),
+      ...(queues.render
+        ? [new BullMQAdapter(queues.render, { ...doneIsDone, description: 'One job per document (job id = document key): generate, store, wake the deliveries waiting for it.' })]
+        : []),
       new DeadQueueAdapter(queues.dead),
     ],
     serverAdapter,

@@ -1,6 +1,6 @@
 import { UnrecoverableError } from 'bullmq';
 import { partitionOf, type DecideJobData, type DeliverJobData, type RecipientKind } from '@singleshot/core';
-import { QUEUES, addDead, decideJobSchema, enqueueDeliveries, formatIssues } from '@singleshot/queues';
+import { QUEUES, addDead, decideJobSchema, enqueueDeliveries, enqueueRenders, formatIssues } from '@singleshot/queues';
 import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/runtime';
 import { decide, type DecideOutcome } from './decide';
 
@@ -16,11 +16,16 @@ export function startDecision(rt: Runtime): DecisionApp {
   const deps = {
     routes: rt.config.routes,
     mailboxes: rt.config.mailboxes,
-    // The deliver jobs must be on a replica before the decision is marked and the
-    // decide job completes: a failover could otherwise lose them for good.
+    templates: rt.templates,
+    // The deliver and render jobs must be on a replica before the decision is
+    // marked and the decide job completes: a failover could otherwise lose them.
     enqueueDeliveries: async (jobs: DeliverJobData[]) => {
       await enqueueDeliveries(rt.queues, jobs);
       await rt.replicate(rt.redis, jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))));
+    },
+    enqueueRenders: async (jobs: Parameters<typeof enqueueRenders>[1]) => {
+      await enqueueRenders(rt.queues.render, jobs);
+      await rt.replicate(rt.redis, [rt.keys.queuePrefix]);
     },
     markDecided: (messageKey: string, ops: string[]) => rt.messages.markDecided(messageKey, ops),
     logger,

@@ -11,6 +11,7 @@ export const ENV_OVERRIDES: ReadonlyArray<{ variable: string; paths: ReadonlyArr
     paths: [
       ['decision', 'metricsPort'],
       ['delivery', 'metricsPort'],
+      ['documents', 'metricsPort'],
     ],
     numeric: true,
   },
@@ -19,6 +20,7 @@ export const ENV_OVERRIDES: ReadonlyArray<{ variable: string; paths: ReadonlyArr
     paths: [
       ['decision', 'metricsHost'],
       ['delivery', 'metricsHost'],
+      ['documents', 'metricsHost'],
     ],
     numeric: false,
   },

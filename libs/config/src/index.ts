@@ -3,6 +3,8 @@ export * from './schema';
 export * from './ingest-schema';
 export * from './provider-schema';
 export * from './route-schema';
+export * from './document-schema';
+export * from './template-files';
 export * from './mailbox-schema';
 export type { RateLimitConfig } from './primitives';
 export * from './defaults';

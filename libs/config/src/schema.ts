@@ -4,6 +4,7 @@ import { listenPort, nonEmpty, nonNegativeInt, positiveInt, rateLimitSchema } fr
 import { ingestSchema } from './ingest-schema';
 import { providersSchema } from './provider-schema';
 import { routeSchema } from './route-schema';
+import { documentsSchema } from './document-schema';
 
 /**
  * The config file (docs/contract.md "Config file"). Every section is optional and
@@ -224,6 +225,7 @@ export const configSchema = z.strictObject({
   limits: limitsSchema.prefault({}),
   retention: retentionSchema.prefault({}),
   webhooks: webhooksSchema.prefault({}),
+  documents: documentsSchema.prefault({}),
 });
 
 /** A validated config, with every default filled in. */

@@ -15,6 +15,7 @@ const SECRET_FILE_KEYS: Readonly<Record<string, { target: string; list?: boolean
   tokenFile: { target: 'token' },
   caFile: { target: 'ca' },
   signingKeyFile: { target: 'signingKey' },
+  secretAccessKeyFile: { target: 'secretAccessKey' },
   keyFile: { target: 'key' },
   // One secret per line; blank lines ignored.
   signingSecretsFile: { target: 'signingSecrets', list: true },

@@ -1,5 +1,5 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import { partitionOf, type DecideJobData, type DeliverJobData } from '@singleshot/core';
+import { partitionOf, type DecideJobData, type DeliverJobData, type RenderJobData } from '@singleshot/core';
 import type { KeyBuilder, RedisClient } from '@singleshot/store';
 import { QUEUES } from './names';
 import type { DeadJobData } from './schemas';
@@ -21,6 +21,15 @@ const DELIVER_OPTIONS: JobsOptions = {
   // cover infrastructure failures inside the worker, such as Redis going away.
   attempts: 50,
   backoff: { type: 'exponential', delay: 500 },
+  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 86_400 },
+};
+
+// Like deliver jobs: the render worker schedules its own retries (attempts in
+// the document state); BullMQ attempts only cover infrastructure failures.
+const RENDER_OPTIONS: JobsOptions = {
+  attempts: 50,
+  backoff: { type: 'exponential', delay: 1000 },
   removeOnComplete: { age: 3600, count: 10_000 },
   removeOnFail: { age: 7 * 86_400 },
 };
@@ -48,6 +57,8 @@ export interface Queues {
   readonly decide: Queue<DecideJobData>;
   /** The one deliver queue; throws with more than one partition (use `deliverOf` or `deliverAll`). */
   readonly deliver: Queue<DeliverJobData>;
+  /** Documents to render: one queue, not partitioned (off the hot path, low volume). */
+  render: Queue<RenderJobData>;
   dead: Queue<DeadJobData>;
   close(): Promise<void>;
 }
@@ -59,7 +70,8 @@ export function openQueues(connection: RedisClient, keys: KeyBuilder): Queues {
   const decideAll = Array.from({ length: P }, (_, p) => open<DecideJobData>(QUEUES.decide, p));
   const deliverAll = Array.from({ length: P }, (_, p) => open<DeliverJobData>(QUEUES.deliver, p));
   const dead = new Queue<DeadJobData>(QUEUES.dead, { connection, prefix: keys.queuePrefix });
-  const all = [...decideAll, ...deliverAll, dead];
+  const render = new Queue<RenderJobData>(QUEUES.render, { connection, prefix: keys.queuePrefix });
+  const all = [...decideAll, ...deliverAll, dead, render];
   for (const q of all) q.on('error', () => undefined);
   const only = <T>(list: T[], name: string): T => {
     if (list.length !== 1) throw new TypeError(`queues.${name} needs one partition; there are ${list.length} (use ${name}Of or ${name}All)`);
@@ -78,6 +90,7 @@ export function openQueues(connection: RedisClient, keys: KeyBuilder): Queues {
       return only(deliverAll, 'deliver');
     },
     dead,
+    render,
     close: async () => {
       await Promise.all(all.map((q) => q.close()));
     },
@@ -127,4 +140,16 @@ export async function enqueueDeliveries(queues: Pick<Queues, 'deliverOf'>, jobs:
  */
 export async function addDead(queue: Queue<DeadJobData>, record: DeadJobData): Promise<void> {
   await queue.add('dead', record, { jobId: record.operationKey, removeOnComplete: false, removeOnFail: false });
+}
+
+/**
+ * Adds render jobs; jobId = document key, so a redelivered decision (or two
+ * decisions racing) adds each document's job once. `round` > 0 (a replay)
+ * gives a fresh job id: the old job of that document may still be kept.
+ */
+export async function enqueueRenders(queue: Queue<RenderJobData>, jobs: RenderJobData[], round = 0): Promise<void> {
+  if (jobs.length === 0) return;
+  await queue.addBulk(
+    jobs.map((data) => ({ name: 'render', data, opts: { ...RENDER_OPTIONS, jobId: round > 0 ? `${data.documentKey}-r${round}` : data.documentKey } })),
+  );
 }

@@ -20,6 +20,22 @@ export function loadConfigOrExit(file?: string): Config {
 }
 
 /**
+ * Creates the runtime, or exits with every template problem listed by path
+ * (templates are compiled at start; MJML can only be checked then).
+ */
+export async function createRuntimeOrExit(config: Config, options: { app: string }): Promise<Runtime> {
+  try {
+    return await createRuntime(config, options);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+/**
  * The `main.ts` of a worker app run alone (one container each): runtime,
  * the app, a health/metrics server on `metricsHost:metricsPort` (port 0 = free, logged),
  * graceful shutdown.
@@ -30,7 +46,7 @@ export async function runWorkerApp(
   start: (rt: Runtime) => { close(): Promise<void>; worker?: RunningWorker },
 ): Promise<void> {
   const config = loadConfigOrExit();
-  const rt = await createRuntime(config, { app });
+  const rt = await createRuntimeOrExit(config, { app });
   const instance = start(rt);
   const health: HealthServer = await startHealthServer({
     ...listenOn(config),

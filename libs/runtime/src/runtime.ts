@@ -1,8 +1,10 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { partitionsOf, waitReplicasOf, type Config } from '@singleshot/config';
-import { createLogger, createMetrics, type Logger, type Metrics } from '@singleshot/observability';
+import type { DocumentStore } from '@singleshot/documents';
+import { createDocumentMetrics, createLogger, createMetrics, type DocumentMetrics, type Logger, type Metrics } from '@singleshot/observability';
 import {
+  DocumentStateStore,
   KeyBuilder,
   JournalReader,
   MessageStore,
@@ -15,6 +17,8 @@ import {
   type RedisConnectionOptions,
 } from '@singleshot/store';
 import { openQueues, type Queues } from '@singleshot/queues';
+import { createDocumentStore } from './document-store-factory';
+import { compileRouteTemplates, type RouteTemplates } from './route-templates';
 
 /**
  * The explicit dependency bag every app is built from (graphile-worker style):
@@ -34,6 +38,13 @@ export interface Runtime {
   operations: OperationStore;
   messages: MessageStore;
   journal: JournalReader;
+  /** Every route's templates, compiled once at start. */
+  templates: RouteTemplates;
+  /** Render operations (document state, lock, fence) and the waiting marks of operations. */
+  documents: DocumentStateStore;
+  /** Where generated documents are kept (filesystem or S3). */
+  documentStore: DocumentStore;
+  documentMetrics: DocumentMetrics;
   /** Queues on the `client` connection (decision and delivery enqueue here). */
   queues: Queues;
   /** Queues on the `producer` connection (ingest enqueues here). */
@@ -76,6 +87,8 @@ export function keysOf(config: Config): KeyBuilder {
 }
 
 export async function createRuntime(config: Config, options: { app: string; logger?: Logger; metrics?: Metrics }): Promise<Runtime> {
+  // Before any connection: a broken template is a config error, and stops the start.
+  const templates = await compileRouteTemplates(config);
   const logger = options.logger ?? createLogger({ app: options.app, level: config.log.level });
   const metrics = options.metrics ?? createMetrics();
   const keys = keysOf(config);
@@ -119,14 +132,19 @@ export async function createRuntime(config: Config, options: { app: string; logg
   // One series per queue, summed over its partitions.
   metrics.setQueueSource(async () =>
     Promise.all(
-      (['decide', 'deliver'] as const).map(async (name) => {
-        const all = await Promise.all((name === 'decide' ? queues.decideAll : queues.deliverAll).map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'failed')));
+      (['decide', 'deliver', 'render'] as const).map(async (name) => {
+        const list = name === 'decide' ? queues.decideAll : name === 'deliver' ? queues.deliverAll : [queues.render];
+        const all = await Promise.all(list.map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'failed')));
         const sum = (state: string) => all.reduce((n, c) => n + (c[state] ?? 0), 0);
         return { queue: name, counts: { waiting: sum('waiting'), active: sum('active'), delayed: sum('delayed'), failed: sum('failed') } };
       }),
     ),
   );
   metrics.setDlqSource(async () => [{ queue: queues.dead.name, depth: await queues.dead.getWaitingCount() }]);
+  const documents = new DocumentStateStore(redis, keys, { retentionMs });
+  const documentMetrics = createDocumentMetrics(metrics.registry);
+  metrics.setStoredWaitingSource(async () => ({ document: await documents.waitingCount() }));
+  const documentStore = createDocumentStore(config.documents.store);
   return {
     config,
     logger,
@@ -137,6 +155,10 @@ export async function createRuntime(config: Config, options: { app: string; logg
     operations: new OperationStore(redis, keys, { retentionMs }),
     messages: new MessageStore(redis, keys, { retentionMs }),
     journal: new JournalReader(redis, keys),
+    templates,
+    documents,
+    documentStore,
+    documentMetrics,
     queues,
     producerQueues,
     connect,
@@ -144,7 +166,7 @@ export async function createRuntime(config: Config, options: { app: string; logg
     workerId: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     retentionMs,
     close: async () => {
-      await Promise.allSettled([queues.close(), producerQueues.close()]);
+      await Promise.allSettled([queues.close(), producerQueues.close(), documentStore.close()]);
       await Promise.allSettled(extra.map((c) => c.quit().catch(() => c.disconnect())));
     },
   };

@@ -14,3 +14,4 @@ export * from './operation-replay';
 export * from './imap-cursor-store';
 export * from './replica-wait';
 export * from './cross-slot';
+export * from './document-state';

@@ -43,7 +43,7 @@ export async function connectForCommand(config: Config, role: 'client' | 'worker
 export function registerQueues(program: Command): void {
   program
     .command('queues')
-    .description('jobs per queue and state (decide, deliver, dead)')
+    .description('jobs per queue and state (decide, deliver, render, dead)')
     .option('--config <file>', 'config file')
     .option('--json', 'print JSON')
     .action(async (opts: { config?: string; json?: boolean }) => {
@@ -56,6 +56,7 @@ export function registerQueues(program: Command): void {
         const groups = [
           [QUEUES.decide, queues.decideAll],
           [QUEUES.deliver, queues.deliverAll],
+          [QUEUES.render, [queues.render]],
           [QUEUES.dead, [queues.dead]],
         ] as const;
         const rows: QueueCountsRow[] = await Promise.all(
