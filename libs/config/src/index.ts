@@ -1,6 +1,10 @@
 export * from './config-error';
 export * from './schema';
 export * from './provider-schema';
+export * from './providers/ses-schema';
+export * from './providers/sendgrid-schema';
+export * from './providers/twilio-schema';
+export * from './providers/slack-schema';
 export * from './route-schema';
 export * from './mailbox-schema';
 export type { RateLimitConfig } from './primitives';

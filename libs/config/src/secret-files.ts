@@ -14,6 +14,9 @@ const SECRET_FILE_KEYS: Readonly<Record<string, { target: string; list?: boolean
   secretFile: { target: 'secret' },
   tokenFile: { target: 'token' },
   caFile: { target: 'ca' },
+  apiKeyFile: { target: 'apiKey' },
+  authTokenFile: { target: 'authToken' },
+  secretAccessKeyFile: { target: 'secretAccessKey' },
   signingKeyFile: { target: 'signingKey' },
   // One secret per line; blank lines ignored.
   signingSecretsFile: { target: 'signingSecrets', list: true },

@@ -4,8 +4,8 @@ import { PermanentError, RetryableError, ValidationError, parseRetryAfter } from
 import { classifyHttpError, classifyHttpStatus, errorCode, errorFor } from './classify';
 import { startDeadline } from './deadline';
 import { exchange, type HttpCall, type HttpExchange } from './http-exchange';
+import { resolveOptions } from './provider-options';
 import {
-  DEFAULT_PROVIDER_TIMEOUT_MS,
   type CallContext,
   type HttpProviderOptions,
   type LookupResult,
@@ -75,14 +75,12 @@ export class HttpProvider implements Provider {
   private readonly agent: Agent;
   private closed = false;
 
-  constructor(options: HttpProviderOptions, _deps: ProviderDeps = {}) {
+  constructor(input: HttpProviderOptions, _deps: ProviderDeps = {}) {
+    const options = resolveOptions(input);
     this.name = options.name;
     this.url = parseUrl(options.url, `provider ${options.name}: url`);
     this.lookupBase = options.lookupUrl ? parseUrl(options.lookupUrl, `provider ${options.name}: lookupUrl`) : undefined;
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS;
-    if (!(this.timeoutMs > 0)) {
-      throw new ValidationError(`provider ${options.name}: timeoutMs must be > 0`, undefined, 'INVALID_PROVIDER_CONFIG');
-    }
+    this.timeoutMs = options.timeoutMs;
     // Lower-cased so a configured "content-type" cannot sit next to ours as a second header.
     const reserved = new Set(['content-type', 'idempotency-key', 'content-length', 'host']);
     this.extraHeaders = Object.fromEntries(

@@ -1,4 +1,5 @@
 export * from './provider';
+export * from './provider-options';
 export * from './classify';
 export * from './deadline';
 export * from './http-exchange';

@@ -6,15 +6,16 @@ import { PermanentError, RetryableError, ValidationError } from '@singleshot/cor
 import { classifySmtpError, errorCode, errorFor, type SmtpPhase } from './classify';
 import { startDeadline, type Deadline } from './deadline';
 import {
-  DEFAULT_PROVIDER_TIMEOUT_MS,
   type CallContext,
   type Provider,
   type ProviderDeps,
   type ProviderLogger,
   type SendRequest,
   type SendResult,
+  type SmtpProviderConfig,
   type SmtpProviderOptions,
 } from './provider';
+import { resolveOptions } from './provider-options';
 
 /** Header that carries the operation key next to the Message-ID (survives gateways that rewrite ids). */
 export const OPERATION_HEADER = 'X-Singleshot-Operation';
@@ -56,19 +57,19 @@ export class SmtpProvider implements Provider {
   readonly type = 'smtp' as const;
   readonly name: string;
   readonly messageIdDomain: string;
-  private readonly options: SmtpProviderOptions;
+  private readonly options: SmtpProviderConfig;
   private readonly envelopeFrom: string;
   private readonly timeoutMs: number;
   private readonly logger: ProviderLogger | undefined;
   private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
 
-  constructor(options: SmtpProviderOptions, deps: ProviderDeps = {}) {
+  constructor(input: SmtpProviderOptions, deps: ProviderDeps = {}) {
+    const options = resolveOptions(input);
     this.name = options.name;
     this.options = options;
     this.logger = deps.logger;
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS;
-    if (!(this.timeoutMs > 0)) throw invalid(`provider ${options.name}: timeoutMs must be > 0`);
+    this.timeoutMs = options.timeoutMs;
     const [sender] = addressparser(options.from, { flatten: true });
     if (!sender?.address || !sender.address.includes('@')) {
       throw invalid(`provider ${options.name}: from has no address: ${options.from}`);
@@ -132,7 +133,7 @@ export class SmtpProvider implements Provider {
         host: this.options.host,
         port: this.options.port,
         secure: this.options.secure,
-        requireTLS: this.options.requireTls ?? false,
+        requireTLS: this.options.requireTls,
         connectionTimeout: ms,
         greetingTimeout: ms,
         socketTimeout: ms,

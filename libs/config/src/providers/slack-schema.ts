@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { httpUrl, identifier, nonEmpty, positiveInt } from '../primitives';
+
+/** Slack conversation ids (C… public, G… private, D… direct) and user ids (U…, W…). */
+export const SLACK_RECIPIENT = /^[CGDUW][A-Z0-9]{6,}$/;
+
+/** `type: slack`: Web API `chat.postMessage` with a bot token. */
+export const slackProviderSchema = z
+  .strictObject({
+    type: z.literal('slack'),
+    name: identifier,
+    /** Bot token `xoxb-…` with `chat:write` (or `tokenFile`). */
+    token: z.string().optional(),
+    tokenFile: nonEmpty.optional(),
+    /** Web API base; a test server in tests. */
+    endpoint: httpUrl.default('https://slack.com/api'),
+    timeoutMs: positiveInt.default(10_000),
+  })
+  .superRefine((p, ctx) => {
+    if (p.token === undefined) ctx.addIssue({ code: 'custom', path: ['token'], message: 'required: give token or tokenFile' });
+  });
+
+export type SlackProviderConfig = z.output<typeof slackProviderSchema>;
