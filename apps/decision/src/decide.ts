@@ -21,7 +21,20 @@ export interface DecideDeps {
   /** Records the decision; false when the message was decided before. */
   markDecided(messageKey: string, operationKeys: string[]): Promise<boolean>;
   logger: Logger;
-  metrics: Pick<Metrics, 'duplicatesSuppressed' | 'unrouted'>;
+  metrics: Pick<Metrics, 'duplicatesSuppressed' | 'unrouted' | 'recipientsRejected'>;
+  /** Why a recipient cannot be sent on a channel (an SMS channel needs E.164), or undefined; none: every recipient is fine. */
+  recipientProblem?: RecipientCheck;
+}
+
+/** See `recipientProblem` in @singleshot/providers. */
+export type RecipientCheck = (channel: string, recipient: string) => string | undefined;
+
+/** A recipient that made no operation because no provider of its channel can address it. */
+export interface RejectedRecipient {
+  route: string;
+  channel: string;
+  recipient: string;
+  reason: string;
 }
 
 export interface DecideOutcome {
@@ -63,11 +76,13 @@ export function planOperations(
   data: DecideJobData,
   routes: RouteConfig[],
   mailboxes: Pick<MailboxConfig, 'id' | 'owner'>[],
-): { jobs: DeliverJobData[]; unrouted?: DecideOutcome['unrouted'] } {
+  recipientProblem?: RecipientCheck,
+): { jobs: DeliverJobData[]; unrouted?: DecideOutcome['unrouted']; rejected?: RejectedRecipient[] } {
   const { input, messageKey } = data;
   const owner = input.kind === 'mail' ? mailboxes.find((m) => m.id === input.mailboxId)?.owner : undefined;
   const matching = routes.filter((route) => routeMatches(route.match, input));
   if (matching.length === 0) return { jobs: [], unrouted: 'no_route' };
+  const rejected: RejectedRecipient[] = [];
   const context = templateContext(input, owner);
   const jobs = new Map<string, DeliverJobData>();
   for (const route of matching) {
@@ -75,6 +90,11 @@ export function planOperations(
     for (const raw of recipientsOf(route, input, owner)) {
       const recipient = normalizeRecipient(raw);
       if (!recipient) continue;
+      const problem = recipientProblem?.(route.channel, recipient);
+      if (problem) {
+        rejected.push({ route: route.name, channel: route.channel, recipient, reason: problem });
+        continue;
+      }
       const key = operationKey({ messageKey, action, recipient, channel: route.channel });
       // Overlapping routes with the same action, recipient and channel are one operation.
       if (jobs.has(key)) continue;
@@ -92,7 +112,8 @@ export function planOperations(
       });
     }
   }
-  return jobs.size === 0 ? { jobs: [], unrouted: 'no_recipients' } : { jobs: [...jobs.values()] };
+  const reported = rejected.length > 0 ? { rejected } : {};
+  return jobs.size === 0 ? { jobs: [], unrouted: 'no_recipients', ...reported } : { jobs: [...jobs.values()], ...reported };
 }
 
 /**
@@ -101,10 +122,17 @@ export function planOperations(
  * job recomputes the same operation keys, so re-enqueueing cannot double-send.
  */
 export async function decide(data: DecideJobData, deps: DecideDeps): Promise<DecideOutcome> {
-  const { jobs, unrouted } = planOperations(data, deps.routes, deps.mailboxes);
+  const { jobs, unrouted, rejected } = planOperations(data, deps.routes, deps.mailboxes, deps.recipientProblem);
   await deps.enqueueDeliveries(jobs);
   const first = await deps.markDecided(data.messageKey, jobs.map((j) => j.operationKey));
   if (!first) deps.metrics.duplicatesSuppressed.inc({ stage: 'decision', reason: 'redelivered' });
+  if (first) {
+    // Reported once per message (a redelivered decide job recomputes the same rejections).
+    for (const r of rejected ?? []) {
+      deps.metrics.recipientsRejected.inc({ channel: r.channel });
+      deps.logger.warn({ event: 'recipient_rejected', messageKey: data.messageKey, ...r }, 'recipient cannot be sent on its channel: no operation made');
+    }
+  }
   if (unrouted && first) {
     deps.metrics.unrouted.inc({ reason: unrouted });
     deps.logger.warn({ messageKey: data.messageKey, reason: unrouted, source: data.input.source }, 'message made no operation');

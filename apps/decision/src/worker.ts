@@ -1,6 +1,7 @@
 import { Worker, UnrecoverableError } from 'bullmq';
 import type { DecideJobData } from '@singleshot/core';
 import { QUEUES, decideJobSchema, enqueueDeliveries, formatIssues } from '@singleshot/queues';
+import { recipientProblem } from '@singleshot/providers';
 import type { Runtime } from '@singleshot/runtime';
 import { decide, type DecideOutcome } from './decide';
 
@@ -12,7 +13,9 @@ export interface DecisionApp {
 /** Starts the decide worker: one job per message, fan-out to deliver jobs. */
 export function startDecision(rt: Runtime): DecisionApp {
   const logger = rt.logger.child({ component: 'decision' });
+  const channelTypes = new Map(Object.entries(rt.config.providers).map(([channel, list]) => [channel, list.map((p) => p.type)]));
   const deps = {
+    recipientProblem: (channel: string, recipient: string) => recipientProblem(channelTypes.get(channel) ?? [], recipient),
     routes: rt.config.routes,
     mailboxes: rt.config.mailboxes,
     enqueueDeliveries: (jobs: Parameters<typeof enqueueDeliveries>[1]) => enqueueDeliveries(rt.queues.deliver, jobs),

@@ -58,6 +58,8 @@ export interface Metrics {
   replays: Counter<'via' | 'result'>;
   /** Messages that made no operation (no route matched, or no recipients). */
   unrouted: Counter<'reason'>;
+  /** Recipients no provider of their channel can address (an SMS channel needs E.164), dropped at fan-out with a warning. */
+  recipientsRejected: Counter<'channel'>;
   /** Operations currently in doubt, read at scrape time from the source given to setInDoubtSource. */
   operationsInDoubt: Gauge<string>;
   /** Filled at scrape time from the source given to setQueueSource. */
@@ -211,6 +213,7 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     }),
     replays: counter('singleshot_replays_total', 'Dead or suppressed operations replayed, by who asked and result.', ['via', 'result']),
     unrouted: counter('singleshot_unrouted_total', 'Messages that made no operation, by reason.', ['reason']),
+    recipientsRejected: counter('singleshot_recipients_rejected_total', 'Recipients no provider of their channel can address, by channel.', ['channel']),
     operationsInDoubt,
     queueJobs,
     dlqDepth,
