@@ -2,6 +2,7 @@ import { defineConfig } from 'vitest/config';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readLuaWithIncludes } from './tools/lua-include.mjs';
 
 const root = dirname(fileURLToPath(import.meta.url));
 
@@ -18,9 +19,14 @@ export default defineConfig({
   plugins: [
     {
       name: 'lua-as-text',
-      transform(code, id) {
-        if (id.endsWith('.lua')) return { code: `export default ${JSON.stringify(code)};`, map: null };
-        return undefined;
+      // The same include expansion as the esbuild build (tools/lua-include.mjs).
+      transform(_code, id) {
+        const file = id.split('?')[0] as string;
+        if (!file.endsWith('.lua')) return undefined;
+        const seen = new Set<string>();
+        const text = readLuaWithIncludes(file, seen);
+        for (const file of seen) this.addWatchFile(file);
+        return { code: `export default ${JSON.stringify(text)};`, map: null };
       },
     },
   ],

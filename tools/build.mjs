@@ -4,6 +4,7 @@
 import { build } from 'esbuild';
 import { readFileSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { luaIncludePlugin } from './lua-include.mjs';
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
 const external = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.devDependencies ?? {})];
@@ -26,7 +27,7 @@ await build({
   format: 'cjs',
   sourcemap: true,
   external,
-  loader: { '.lua': 'text' },
+  plugins: [luaIncludePlugin()],
   logLevel: 'warning',
   tsconfig: 'tsconfig.json',
 });

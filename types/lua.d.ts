@@ -1,4 +1,7 @@
-/** Lua scripts are bundled as text (esbuild `text` loader, vitest transform). */
+/**
+ * Lua scripts are bundled as text, their `--@include "file.lua"` lines expanded
+ * (tools/lua-include.mjs, used by the esbuild build and the vitest transform).
+ */
 declare module '*.lua' {
   const source: string;
   export default source;

@@ -1,11 +1,11 @@
 import type { DeliverJobData } from '@singleshot/core';
-import type { DeliverDeps } from './deliver';
+import type { DeliverDeps, ErrorInfo } from './deliver-types';
 
 /** Makes sure a dead operation has its DLQ record (idempotent by operation key). */
 export async function ensureDeadRecord(
   job: DeliverJobData,
   deps: Pick<DeliverDeps, 'operations' | 'addDead' | 'now'>,
-  known?: { reason: string; error: { code: string; message: string } },
+  known?: { reason: string; error: ErrorInfo },
 ): Promise<void> {
   const [record, attempts] = await Promise.all([deps.operations.get(job.operationKey), deps.operations.history(job.operationKey)]);
   await deps.addDead({

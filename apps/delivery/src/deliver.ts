@@ -1,58 +1,16 @@
-import type { DeliverJobData, OperationStatus } from '@singleshot/core';
-import type { AttemptRecord, OperationStore } from '@singleshot/store';
-import type { DeadJobData } from '@singleshot/queues';
-import type { BreakerRegistry, Provider } from '@singleshot/providers';
-import type { DeliveryConfig } from '@singleshot/config';
-import { lazyChild, type Logger, type Metrics } from '@singleshot/observability';
+import type { DeliverJobData } from '@singleshot/core';
+import type { AttemptRecord } from '@singleshot/store';
+import { lazyChild } from '@singleshot/observability';
 import { ClaimedAttempt } from './attempt';
 import { ensureDeadRecord } from './dead-record';
+import type { DeliverDeps, DeliverOutcome, Ending } from './deliver-types';
+import { finish } from './ending';
 import { keepLease } from './lease-keeper';
-import { applyRecipientLimits, type RecipientLimits } from './limits';
+import { applyRecipientLimits } from './limits';
 import { reconcile } from './reconcile';
 import { sendThroughChain } from './send-chain';
 
-/** What the deliver handler needs; tests pass small object literals. */
-export interface DeliverDeps {
-  operations: Pick<OperationStore, 'claim' | 'commit' | 'extend' | 'history' | 'get'>;
-  /** The ordered provider chain of a channel. */
-  providers(channel: string): Provider[];
-  addDead(record: DeadJobData): Promise<void>;
-  policy: Pick<DeliveryConfig, 'leaseMs' | 'attempts' | 'backoffMs' | 'backoffCapMs' | 'inDoubtPolicy' | 'providerAttempts'>;
-  /** Circuit breakers per channel and provider (this process's view); none: every provider is always tried. */
-  breakers?: Pick<BreakerRegistry, 'get'>;
-  /** Per-recipient limits; none: no limit. */
-  limits?: RecipientLimits;
-  workerId: string;
-  logger: Logger;
-  metrics: Pick<
-    Metrics,
-    | 'deliveries'
-    | 'deliveryDuration'
-    | 'endToEnd'
-    | 'duplicatesSuppressed'
-    | 'lockConflicts'
-    | 'staleCommits'
-    | 'inDoubt'
-    | 'reconciliations'
-    | 'dead'
-    | 'suppressed'
-    | 'fallbackSwitches'
-  >;
-  /** Aborted on shutdown: a claim not yet sent is released instead of sent. */
-  shutdown?: AbortSignal;
-  now?: () => number;
-  random?: () => number;
-}
-
-export type DeliverOutcome =
-  | { kind: 'sent'; provider: string; externalId: string; reconciled: boolean }
-  | { kind: 'duplicate' }
-  | { kind: 'terminal'; status: OperationStatus }
-  | { kind: 'conflict'; delayMs: number }
-  | { kind: 'retry'; delayMs: number; reason: string }
-  | { kind: 'dead'; reason: string }
-  | { kind: 'suppressed'; reason: string }
-  | { kind: 'stale' };
+export type { DeliverDeps, DeliverOutcome } from './deliver-types';
 
 /**
  * One delivery attempt of one operation: claim (lock + fence), reconcile when a
@@ -106,18 +64,19 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
     onLost: (reason) => log.warn({ reason }, 'lease lost; this holder stops and will not commit'),
   });
   try {
-    return await runClaimed(new ClaimedAttempt(job, deps, { ...claim, keeper, log }));
+    const attempt = new ClaimedAttempt(job, deps, { ...claim, keeper, log });
+    return await finish(attempt, await decide(attempt));
   } finally {
     keeper.stop();
   }
 }
 
-/** Reconcile what a previous attempt may have left, apply the limits, then send. */
-async function runClaimed(a: ClaimedAttempt): Promise<DeliverOutcome> {
+/** Reconcile what a previous attempt may have left, apply the limits, then send: how the attempt ends. */
+async function decide(a: ClaimedAttempt): Promise<Ending> {
   const { job, deps, claim } = a;
   const chain = deps.providers(job.channel);
   if (chain.length === 0) {
-    return a.dead('no_provider', { code: 'NO_PROVIDER', message: `no provider configured for channel "${job.channel}"` });
+    return { kind: 'dead', reason: 'no_provider', error: { code: 'NO_PROVIDER', message: `no provider configured for channel "${job.channel}"` } };
   }
   // Earlier claims since the last replay decide the fallback position (a replay resets attempts).
   const prior: AttemptRecord[] = claim.attempts > 1 ? await deps.operations.history(job.operationKey) : [];
@@ -127,12 +86,18 @@ async function runClaimed(a: ClaimedAttempt): Promise<DeliverOutcome> {
     switch (verdict.kind) {
       case 'found':
         a.record({ step: 'reconcile', outcome: 'sent', provider: verdict.provider, externalId: verdict.externalId, note: 'reconciled by lookup' });
-        return a.sent(verdict.provider, verdict.externalId, true);
+        return { kind: 'sent', provider: verdict.provider, externalId: verdict.externalId, reconciled: true };
       case 'unknown':
         a.record({ step: 'reconcile', outcome: 'in_doubt', provider: verdict.provider, errorCode: verdict.error.code, error: verdict.error.message, note: 'reconciliation failed' });
-        return a.retryLater('in_doubt', 'reconcile_failed', verdict.error, verdict.provider);
+        // Still in doubt, but this attempt ends as a retry: counted `retry`, not a second `in_doubt`.
+        return { kind: 'retry', status: 'in_doubt', reason: 'reconcile_failed', error: verdict.error, provider: verdict.provider };
       case 'unresolvable':
-        return a.dead('in_doubt_unresolvable', { code: 'NO_LOOKUP', message: `provider ${verdict.provider} cannot be asked; inDoubtPolicy is "dead"` }, verdict.provider);
+        return {
+          kind: 'dead',
+          reason: 'in_doubt_unresolvable',
+          error: { code: 'NO_LOOKUP', message: `provider ${verdict.provider} cannot be asked; inDoubtPolicy is "dead"` },
+          provider: verdict.provider,
+        };
       case 'not_found':
         // The provider says it never took it: the doubt is resolved, fallback is allowed again.
         for (const provider of verdict.asked) {
@@ -141,9 +106,7 @@ async function runClaimed(a: ClaimedAttempt): Promise<DeliverOutcome> {
         break;
     }
   }
-  const limited = await applyRecipientLimits(a, deps.limits);
-  if (limited) return limited;
-  return sendThroughChain(a, chain, prior);
+  return (await applyRecipientLimits(a, deps.limits)) ?? sendThroughChain(a, chain, prior);
 }
 
 /** Ms until the first provider of the channel accepts a call; 0 when one can be tried now. */

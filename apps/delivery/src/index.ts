@@ -1,4 +1,6 @@
 export * from './deliver';
+export * from './deliver-types';
+export * from './ending';
 export * from './lease-keeper';
 export * from './reconcile';
 export * from './worker';

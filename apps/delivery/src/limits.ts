@@ -1,29 +1,21 @@
 import type { RateLimitConfig } from '@singleshot/config';
-import type { RateLimiter } from '@singleshot/store';
 import type { ClaimedAttempt } from './attempt';
-import type { DeliverOutcome } from './deliver';
+import type { Ending, RecipientLimits } from './deliver-types';
 
-/** Per-recipient limits as delivery applies them. */
-export interface RecipientLimits {
-  limiter: Pick<RateLimiter, 'check' | 'release'>;
-  /** `limits.perRecipient`: across every route and channel. */
-  perRecipient?: RateLimitConfig;
-  /** A route's own `limit`, looked up by the route name the deliver job carries. */
-  route(name: string): RateLimitConfig | undefined;
-}
+export type { RecipientLimits } from './deliver-types';
 
 /**
  * Applies the per-recipient limits once per operation, right after the claim
- * and before any provider call: over a limit, the operation ends `suppressed`
- * (reason `rate_limit`), journaled and counted, never silently dropped, and
- * replayable. Windows count operation keys, so an operation that was let
- * through once is let through again on a retry or reclaim. A replay of a
- * suppressed operation passes once (`limitBypass`), and still takes its slot.
- * Returns undefined when the operation may go on.
+ * and before any provider call. Over a limit, the decision is `suppressed`
+ * (reason `rate_limit`): the ending owner journals and counts it, never a
+ * silent drop, and it can be replayed. Windows count operation keys, so an
+ * operation that was let through once is let through again on a retry or
+ * reclaim. A replay of a suppressed operation passes once (`limitBypass`),
+ * and still takes its slot. Returns undefined when the operation may go on.
  */
-export async function applyRecipientLimits(a: ClaimedAttempt, limits: RecipientLimits | undefined): Promise<DeliverOutcome | undefined> {
+export async function applyRecipientLimits(a: ClaimedAttempt, limits: RecipientLimits | undefined): Promise<Ending | undefined> {
   if (!limits) return undefined;
-  const { job, claim, deps } = a;
+  const { job, claim } = a;
   // Checked on the operation's first claim (or a claim of a released one); later
   // claims were counted then. A replay resets `attempts`, so it is checked again.
   if (claim.attempts > 1 && claim.previousStatus !== 'pending') return undefined;
@@ -49,12 +41,12 @@ export async function applyRecipientLimits(a: ClaimedAttempt, limits: RecipientL
     await Promise.all(taken.map((s) => limits.limiter.release(s, job.recipient, job.operationKey)));
     const note = `${scope}: ${verdict.count} of ${limit.max} per ${limit.windowSeconds}s; a slot frees in ${Math.ceil(verdict.retryInMs / 1000)}s`;
     a.record({ step: 'rate_limit', outcome: 'suppressed', errorCode: 'RATE_LIMIT', error: note });
-    const committed = await a.commit('suppressed', { reason: 'rate_limit', error: { code: 'RATE_LIMIT', message: note } });
-    if (committed === 'stale') return { kind: 'stale' };
-    deps.metrics.suppressed.inc({ reason: 'rate_limit' });
-    deps.metrics.deliveries.inc({ channel: job.channel, provider: 'none', result: 'suppressed' });
-    a.log.info({ scope, recipient: job.recipient, count: verdict.count, max: limit.max }, 'over the per-recipient limit: suppressed');
-    return { kind: 'suppressed', reason: 'rate_limit' };
+    return {
+      kind: 'suppressed',
+      reason: 'rate_limit',
+      error: { code: 'RATE_LIMIT', message: note },
+      details: { scope, count: verdict.count, max: limit.max },
+    };
   }
   return undefined;
 }

@@ -1,14 +1,14 @@
 import { describeError } from '@singleshot/core';
 import type { OperationStatus } from '@singleshot/core';
 import type { Provider } from '@singleshot/providers';
-import type { DeliverDeps } from './deliver';
+import type { DeliverDeps, ErrorInfo } from './deliver-types';
 import type { LeaseKeeper } from './lease-keeper';
 
 export type ReconcileVerdict =
   | { kind: 'found'; provider: string; externalId: string }
   /** Every provider in `asked` said it does not have the operation. */
   | { kind: 'not_found'; asked: string[] }
-  | { kind: 'unknown'; provider: string; error: { code: string; message: string } }
+  | { kind: 'unknown'; provider: string; error: ErrorInfo }
   | { kind: 'unresolvable'; provider: string };
 
 /**

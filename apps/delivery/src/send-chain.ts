@@ -2,7 +2,7 @@ import { RetryableError, classifyError, describeError } from '@singleshot/core';
 import { budgetSpent, planChain, type BreakerPermit, type CircuitBreaker, type Provider } from '@singleshot/providers';
 import type { AttemptRecord } from '@singleshot/store';
 import type { ClaimedAttempt } from './attempt';
-import type { DeliverOutcome } from './deliver';
+import type { Ending } from './deliver-types';
 
 /** Part of the lease kept free after a provider call's deadline, for the commit. */
 export function commitMarginMs(leaseMs: number): number {
@@ -17,10 +17,10 @@ const ALWAYS: BreakerPermit = { allowed: true, trial: false };
  * a deadline inside what is left of the lease at that moment, minus the commit
  * margin, so trying a second provider in the same claim never outlives the
  * lease; a holder that lost its lease stops before the next provider. Every
- * call, skip and failure is recorded and lands in the operation's history with
- * the commit that ends the attempt.
+ * call, skip and failure is recorded; the decision it returns is carried out
+ * (committed, counted) by `finish`, with those records as the history.
  */
-export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], prior: AttemptRecord[]): Promise<DeliverOutcome> {
+export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], prior: AttemptRecord[]): Promise<Ending> {
   const { job, deps } = a;
   const perProvider = deps.policy.providerAttempts;
   const plan = planChain({ providers: chain.map((p) => p.name), history: [...prior, ...a.history], perProviderAttempts: perProvider });
@@ -47,14 +47,13 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
         switchTo(provider, next, 'breaker_open', error);
         continue;
       }
-      deps.metrics.deliveries.inc({ channel: job.channel, provider: provider.name, result: 'retry' });
-      return a.retryLater('failed', 'breaker_open', error, provider.name, permit.retryInMs);
+      return { kind: 'retry', status: 'failed', reason: 'breaker_open', error, provider: provider.name, retryAfterMs: permit.retryInMs };
     }
 
     const timeoutMs = a.keeper.remainingMs() - margin;
     if (deps.shutdown?.aborted || timeoutMs < 100) {
       breaker?.record('abandoned', permit);
-      return a.release(deps.shutdown?.aborted ? 'shutdown' : 'lease_too_short');
+      return { kind: 'released', reason: deps.shutdown?.aborted ? 'shutdown' : 'lease_too_short', provider: provider.name };
     }
     const startedAt = a.now();
     a.log.debug({ provider: provider.name, timeoutMs }, 'calling provider');
@@ -68,7 +67,7 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
       const durationMs = a.now() - startedAt;
       deps.metrics.deliveryDuration.observe({ channel: job.channel, provider: provider.name }, durationMs / 1000);
       a.record({ step: 'send', outcome: 'sent', provider: provider.name, externalId: result.externalId, durationMs });
-      return await a.sent(provider.name, result.externalId, false);
+      return { kind: 'sent', provider: provider.name, externalId: result.externalId, reconciled: false };
     } catch (err) {
       const error = describeError(err);
       const kind = classifyError(err);
@@ -80,17 +79,15 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
       // commit below: the fence rejects it (and counts it) if a later claim exists.
       if (kind === 'permanent') {
         a.record({ step: 'send', outcome: 'dead', provider: provider.name, errorCode: error.code, error: error.message, durationMs });
-        return a.dead('permanent', error, provider.name);
+        return { kind: 'dead', reason: 'permanent', error, provider: provider.name };
       }
       if (kind === 'in_doubt') {
         a.record({ step: 'send', outcome: 'in_doubt', provider: provider.name, errorCode: error.code, error: error.message, durationMs });
         deps.metrics.inDoubt.inc({ channel: job.channel, provider: provider.name });
-        deps.metrics.deliveries.inc({ channel: job.channel, provider: provider.name, result: 'in_doubt' });
         // Never fall back after an in-doubt outcome: the next attempt reconciles first.
-        return a.retryLater('in_doubt', 'in_doubt', error, provider.name);
+        return { kind: 'in_doubt', reason: 'in_doubt', error, provider: provider.name };
       }
       a.record({ step: 'send', outcome: 'failed', provider: provider.name, errorCode: error.code, error: error.message, durationMs });
-      deps.metrics.deliveries.inc({ channel: job.channel, provider: provider.name, result: 'retry' });
       plan.used[provider.name] = (plan.used[provider.name] ?? 0) + 1;
       const retryable = err instanceof RetryableError ? err : undefined;
       // Refused before a byte was written: the next provider may take it at once.
@@ -100,7 +97,14 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
         switchTo(provider, next, retryable?.safeToFallback ? 'refused' : 'budget_spent', error);
         continue;
       }
-      return a.retryLater('failed', error.code, error, provider.name, retryable?.retryAfterMs);
+      return {
+        kind: 'retry',
+        status: 'failed',
+        reason: error.code,
+        error,
+        provider: provider.name,
+        ...(retryable?.retryAfterMs !== undefined ? { retryAfterMs: retryable.retryAfterMs } : {}),
+      };
     }
   }
   throw new Error('unreachable: the last provider of a plan always ends the attempt');

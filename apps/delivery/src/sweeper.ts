@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { TERMINAL_STATUSES, type DeliverJobData, type OperationStatus } from '@singleshot/core';
-import { ActiveIndex, RedisMutex, type KeyBuilder } from '@singleshot/store';
+import { TERMINAL_STATUSES, type DeliverJobData } from '@singleshot/core';
+import { ActiveIndex, OperationReader, RedisMutex, type KeyBuilder } from '@singleshot/store';
 import { deliverJobSchema, requeueDelivery } from '@singleshot/queues';
 import type { Logger } from '@singleshot/observability';
 
@@ -36,7 +36,7 @@ export interface SweepReport {
 const NO_JOB_RECHECK_MS = 3_600_000;
 
 /**
- * The recovery sweeper (DESIGN.md invariant 7, "nothing vanishes"): finds
+ * The recovery sweeper (docs/protocol.md, invariant 7, "nothing vanishes"): finds
  * operations left `pending`, `sending`, `failed` or `in_doubt` whose next step
  * is overdue, and whose deliver job no longer exists (lost in a Redis crash,
  * removed by hand, or failed for good inside BullMQ), and puts the job back
@@ -50,6 +50,7 @@ const NO_JOB_RECHECK_MS = 3_600_000;
  */
 export class RecoverySweeper {
   readonly index: ActiveIndex;
+  private readonly operations: OperationReader;
   private readonly mutex: RedisMutex;
   private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
@@ -58,6 +59,7 @@ export class RecoverySweeper {
 
   constructor(private readonly deps: SweeperDeps) {
     this.index = new ActiveIndex(deps.redis, deps.keys);
+    this.operations = new OperationReader(deps.redis, deps.keys);
     this.mutex = new RedisMutex(deps.redis, deps.keys.sweeperLock(), deps.workerId);
     this.now = deps.now ?? Date.now;
   }
@@ -92,18 +94,10 @@ export class RecoverySweeper {
     for (let shard = 0; shard < this.deps.keys.shards && !this.stopped; shard++) {
       const due = await this.index.overdue(shard, now - intervalMs, this.deps.batch ?? 200);
       if (due.length === 0) continue;
-      const pipeline = this.deps.redis.pipeline();
-      for (const { operationKey } of due) {
-        pipeline.hmget(this.deps.keys.op(operationKey), 'status', 'job');
-        pipeline.pttl(this.deps.keys.lock(operationKey));
-      }
-      const replies = (await pipeline.exec()) ?? [];
-      for (let i = 0; i < due.length; i++) {
-        const { operationKey } = due[i] as { operationKey: string };
-        const [status, rawJob] = (replies[2 * i]?.[1] as (string | null)[] | undefined) ?? [];
-        const pttl = Number(replies[2 * i + 1]?.[1] ?? -2);
+      const probes = await this.operations.probe(due.map((d) => d.operationKey));
+      for (const { operationKey, status, job: storedJob, lockTtlMs: pttl } of probes) {
         report.checked++;
-        if (!status || TERMINAL_STATUSES.includes(status as OperationStatus)) {
+        if (!status || TERMINAL_STATUSES.includes(status)) {
           // Past retention, or a terminal commit raced with an index update: only the entry is left.
           await this.index.remove(operationKey);
           report.cleaned++;
@@ -114,7 +108,7 @@ export class RecoverySweeper {
           report.alive++;
           continue;
         }
-        const job = parseJob(rawJob);
+        const job = parseJob(storedJob);
         if (!job) {
           this.deps.logger.warn({ operationKey, status }, 'sweeper: overdue operation has no stored deliver job; cannot re-enqueue it');
           await this.index.touch(operationKey, now + NO_JOB_RECHECK_MS);
@@ -144,12 +138,8 @@ export class RecoverySweeper {
   }
 }
 
-function parseJob(raw: string | null | undefined): DeliverJobData | undefined {
-  if (!raw) return undefined;
-  try {
-    const parsed = deliverJobSchema.safeParse(JSON.parse(raw));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+function parseJob(stored: unknown): DeliverJobData | undefined {
+  if (stored === undefined) return undefined;
+  const parsed = deliverJobSchema.safeParse(stored);
+  return parsed.success ? parsed.data : undefined;
 }

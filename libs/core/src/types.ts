@@ -61,4 +61,4 @@ export interface DeliverJobData {
 }
 
 /** An entry of the durable journal. */
-export type JournalType = 'sent' | 'in_doubt' | 'dead' | 'suppressed' | 'duplicate' | 'replayed' | 'stale_commit';
+export type JournalType = 'sent' | 'in_doubt' | 'dead' | 'suppressed' | 'duplicate' | 'replayed';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { listSuppressed, type KeyBuilder } from '@singleshot/store';
+import { OperationReader, listSuppressed, type KeyBuilder } from '@singleshot/store';
 import type { Queues } from './queues';
 import type { DeadJobData } from './schemas';
 
@@ -56,12 +56,10 @@ export async function listSuppressedOperations(
 ): Promise<SuppressedEntry[]> {
   const entries = await listSuppressed(deps.redis, deps.keys, { retentionMs: deps.retentionMs, limit: options.limit ?? 1000 });
   if (entries.length === 0) return [];
-  const pipeline = deps.redis.pipeline();
-  for (const { operationKey } of entries) pipeline.hmget(deps.keys.op(operationKey), 'status', 'recipient', 'channel', 'reason', 'lastError');
-  const states = (await pipeline.exec()) ?? [];
+  const states = await new OperationReader(deps.redis, deps.keys).summaries(entries.map((e) => e.operationKey));
   const out: SuppressedEntry[] = [];
   entries.forEach(({ operationKey, suppressedAt }, i) => {
-    const [status, recipient, channel, reason, error] = (states[i]?.[1] as (string | null)[] | undefined) ?? [];
+    const { status, recipient, channel, reason, lastError: error } = states[i] ?? { operationKey };
     if (status !== 'suppressed') return;
     if (options.filter && options.filter !== reason && options.filter !== channel) return;
     out.push({

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { DeliverJobData } from '@singleshot/core';
-import { replayOperationState, type KeyBuilder } from '@singleshot/store';
+import { OperationReader, replayOperationState, type KeyBuilder } from '@singleshot/store';
 import type { Metrics } from '@singleshot/observability';
 import type { Queues } from './queues';
 import { deliverJobSchema } from './schemas';
@@ -35,9 +35,9 @@ export type ReplayResult = { operationKey: string } & (
 );
 
 async function storedJob(deps: ReplayDeps, operationKey: string): Promise<DeliverJobData | undefined> {
-  const raw = await deps.redis.hget(deps.keys.op(operationKey), 'job');
-  if (!raw) return undefined;
-  const parsed = deliverJobSchema.safeParse(JSON.parse(raw));
+  const stored = await new OperationReader(deps.redis, deps.keys).storedJob(operationKey);
+  if (stored === undefined) return undefined;
+  const parsed = deliverJobSchema.safeParse(stored);
   return parsed.success ? parsed.data : undefined;
 }
 

@@ -42,7 +42,7 @@ export class ActiveIndex {
 
   /** Moves the next check time, keeping the in-doubt sign. False: no longer in the index. */
   async touch(operationKey: string, dueAt: number): Promise<boolean> {
-    const result = await runScript(this.redis, 'index-touch-1', [this.keys.activeIndexOf(operationKey)], [operationKey, dueAt]);
+    const result = await runScript(this.redis, 'index-touch-1', [this.keys.activeIndexOf(operationKey)], { operationKey, dueAt });
     return Number(result) === 1;
   }
 
@@ -54,17 +54,6 @@ export class ActiveIndex {
   async inDoubtCount(): Promise<number> {
     const pipeline = this.redis.pipeline();
     for (const key of this.keys.allActiveIndexes()) pipeline.zcount(key, '-inf', '(0');
-    const results = (await pipeline.exec()) ?? [];
-    return results.reduce((sum, [err, n]) => {
-      if (err) throw err;
-      return sum + Number(n);
-    }, 0);
-  }
-
-  /** Non-terminal operations over every shard. */
-  async size(): Promise<number> {
-    const pipeline = this.redis.pipeline();
-    for (const key of this.keys.allActiveIndexes()) pipeline.zcard(key);
     const results = (await pipeline.exec()) ?? [];
     return results.reduce((sum, [err, n]) => {
       if (err) throw err;

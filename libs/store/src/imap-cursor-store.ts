@@ -56,7 +56,7 @@ export class ImapCursorStore {
       this.redis,
       'imap-cursor-advance-1',
       [this.keys.imapCursor(mailboxId, folder)],
-      [validity, uid, (this.options.now ?? Date.now)()],
+      { uidValidity: validity, uid, now: (this.options.now ?? Date.now)() },
     )) as [CursorAdvanceOutcome, string, number];
     return { outcome, cursor: { uidValidity: String(storedValidity), lastUid: Number(lastUid) } };
   }

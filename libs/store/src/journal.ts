@@ -2,13 +2,47 @@ import type { Redis } from 'ioredis';
 import type { JournalType } from '@singleshot/core';
 import type { KeyBuilder } from './keys';
 
+/**
+ * The fields a journal entry can carry, in the order the scripts write them.
+ * The writing side is `journalAdd` in lua/include/journal.lua (one definition
+ * for the claim, commit and replay scripts); journal.test.ts keeps the two lists equal.
+ *
+ * type      sent | in_doubt | dead | suppressed | duplicate | replayed
+ * op, msg   operation and message key
+ * recipient, channel, provider, extId (the provider's id), fence, err (error code)
+ * by, via, from   a replay: who, through what, from which status
+ * reason    why dead or suppressed (or, for a replay, why it was)
+ * ts        ms
+ */
+export const JOURNAL_FIELDS = [
+  'type',
+  'op',
+  'msg',
+  'recipient',
+  'channel',
+  'provider',
+  'extId',
+  'fence',
+  'err',
+  'by',
+  'via',
+  'from',
+  'reason',
+  'ts',
+] as const;
+
+export type JournalField = (typeof JOURNAL_FIELDS)[number];
+
+/** A journal entry's fields as stored (strings; a field an entry does not carry is absent). */
+export type JournalFields = Partial<Record<JournalField, string>>;
+
 /** One journal entry: a state change that matters, durable past job retention. */
 export interface JournalEntry {
   id: string;
   shard: number;
   type: JournalType | string;
   ts: number;
-  fields: Record<string, string>;
+  fields: JournalFields;
 }
 
 function toEntry(shard: number, id: string, flat: string[]): JournalEntry {

@@ -44,7 +44,7 @@ export class MessageStore {
       this.redis,
       'message-arrive-1',
       [this.keys.message(messageKey)],
-      [this.now(), via, this.options.retentionMs],
+      { now: this.now(), via, retentionMs: this.options.retentionMs },
     )) as [number, number, string, number];
     return { first: first === 1, queued: queued === 1, firstArrivalAt: Number(firstArrivalAt), arrivals: Number(arrivals) };
   }
@@ -69,10 +69,6 @@ export class MessageStore {
     const results = await tx.exec();
     const first = results?.[0]?.[1];
     return first === 1;
-  }
-
-  async isDecided(messageKey: string): Promise<boolean> {
-    return (await this.redis.hexists(this.keys.message(messageKey), 'decidedAt')) === 1;
   }
 
   async get(messageKey: string): Promise<MessageRecord | null> {

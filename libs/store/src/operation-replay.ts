@@ -36,7 +36,8 @@ export async function replayOperationState(
     redis,
     'replay-5',
     [keys.op(key), keys.journalOf(key), keys.history(key), keys.activeIndexOf(key), keys.suppressedIndexOf(key)],
-    [now, request.by, request.via, options.retentionMs, now - options.retentionMs, key, request.job ? JSON.stringify(request.job) : ''],
+    { now, by: request.by, via: request.via, retentionMs: options.retentionMs, journalMinId: now - options.retentionMs, operationKey: key },
+    request.job ? [JSON.stringify(request.job)] : [],
   )) as string[];
   switch (raw[0]) {
     case 'replayed':

@@ -165,3 +165,21 @@ describe('commit idempotency', () => {
     expect(record?.journalIds).toHaveLength(1);
   });
 });
+
+describe('times through the packed script options', () => {
+  it('ms timestamps arrive in the hash, the index and the journal as exact integers', async () => {
+    const key = op(900);
+    const claim = await ops.claim(base(key));
+    if (claim.kind !== 'claimed') throw new Error('expected claim');
+    await ops.commit({ ...base(key), fence: claim.fence, outcome: 'failed', error: { code: 'HTTP_503', message: 'busy' }, nextAttemptAt: clock + 12_345 });
+    const claim2 = await ops.claim(base(key));
+    if (claim2.kind !== 'claimed') throw new Error('expected claim');
+    const done = await ops.commit({ ...base(key), fence: claim2.fence, outcome: 'sent', provider: 'p1', externalId: 'x-1' });
+    if (done.kind !== 'ok') throw new Error('expected ok');
+    const h = await redis.hgetall(keys.op(key));
+    expect([h.createdAt, h.updatedAt, h.sentAt, h.leaseUntil]).toEqual([String(clock), String(clock), String(clock), String(clock + 1000)]);
+    expect([h.lastErrorCode, h.lastError, h.provider, h.externalId]).toEqual(['HTTP_503', 'busy', 'p1', 'x-1']);
+    const [entry] = await journal.forOperation(key, [done.journalId]);
+    expect(entry?.fields).toMatchObject({ type: 'sent', ts: String(clock), fence: claim2.fence, provider: 'p1', extId: 'x-1', err: '' });
+  });
+});

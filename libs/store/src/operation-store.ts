@@ -1,7 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { OperationStatus } from '@singleshot/core';
 import type { KeyBuilder } from './keys';
+import { OperationReader } from './operation-reader';
+import type { AttemptRecord, CommitOutcome } from './operation-record';
 import { runScript } from './scripts';
+
+export type { AttemptRecord, AttemptStep, CommitOutcome, OperationProbe, OperationRecord, OperationSummary } from './operation-record';
 
 export type ClaimResult =
   | {
@@ -17,34 +21,6 @@ export type ClaimResult =
   | { kind: 'duplicate'; provider: string; externalId: string; attempts: number }
   | { kind: 'terminal'; status: OperationStatus }
   | { kind: 'conflict'; retryInMs: number };
-
-export type CommitOutcome = 'sent' | 'in_doubt' | 'failed' | 'dead' | 'suppressed' | 'released';
-
-/**
- * What an attempt record stands for: a provider call (`send`), a reconciliation
- * lookup, a provider skipped by its open circuit breaker, a rate-limit
- * suppression, or an operator's replay. Records without one predate the field
- * and are provider calls.
- */
-export type AttemptStep = 'send' | 'reconcile' | 'breaker_skip' | 'rate_limit' | 'replay';
-
-/** One provider attempt, as kept in the operation's history. */
-export interface AttemptRecord {
-  at: number;
-  attempt: number;
-  fence: string;
-  outcome: CommitOutcome | 'stale' | 'replayed';
-  step?: AttemptStep;
-  /** Who replayed (step `replay`), and through what (cli, api, dashboard). */
-  by?: string;
-  via?: string;
-  provider?: string;
-  externalId?: string;
-  errorCode?: string;
-  error?: string;
-  durationMs?: number;
-  note?: string;
-}
 
 export interface CommitInput {
   operationKey: string;
@@ -68,50 +44,25 @@ export interface CommitInput {
 
 export type CommitResult = { kind: 'ok'; journalId: string } | { kind: 'stale'; currentFence: string };
 
-export interface OperationRecord {
-  operationKey: string;
-  status: OperationStatus;
-  fence: string;
-  attempts: number;
-  messageKey?: string;
-  recipient?: string;
-  channel?: string;
-  provider?: string;
-  externalId?: string;
-  owner?: string;
-  reason?: string;
-  lastErrorCode?: string;
-  lastError?: string;
-  createdAt?: number;
-  updatedAt?: number;
-  sentAt?: number;
-  leaseUntil?: number;
-  /** How often an operator replayed it, and the last one who did. */
-  replays: number;
-  replayedBy?: string;
-  replayedAt?: number;
-  journalIds: string[];
-}
-
 export interface OperationStoreOptions {
   retentionMs: number;
-  /** Journal duplicate claims (noisy under heavy redelivery, useful for audits). */
-  journalDuplicates?: boolean;
   now?: () => number;
 }
 
 /**
  * Operation state, locks and fences: claim before send, fenced commit, lease
- * extension. Every check-and-set is one Lua script (DESIGN.md invariants 3, 4, 10).
+ * extension. Every check-and-set is one Lua script (docs/protocol.md,
+ * invariants 3, 4 and 10); the typed reads come from `OperationReader`.
  */
-export class OperationStore {
+export class OperationStore extends OperationReader {
   private readonly now: () => number;
 
   constructor(
-    private readonly redis: Redis,
-    private readonly keys: KeyBuilder,
+    redis: Redis,
+    keys: KeyBuilder,
     private readonly options: OperationStoreOptions,
   ) {
+    super(redis, keys);
     this.now = options.now ?? Date.now;
   }
 
@@ -131,19 +82,18 @@ export class OperationStore {
       this.redis,
       'claim-4',
       [k.op(input.operationKey), k.lock(input.operationKey), k.journalOf(input.operationKey), k.activeIndexOf(input.operationKey)],
-      [
-        input.leaseMs,
+      {
+        leaseMs: input.leaseMs,
         now,
-        input.owner,
-        input.messageKey,
-        input.recipient,
-        input.channel,
-        this.options.retentionMs,
-        now - this.options.retentionMs,
-        this.options.journalDuplicates === false ? '0' : '1',
-        input.operationKey,
-        input.job ? JSON.stringify(input.job) : '',
-      ],
+        owner: input.owner,
+        operationKey: input.operationKey,
+        messageKey: input.messageKey,
+        recipient: input.recipient,
+        channel: input.channel,
+        retentionMs: this.options.retentionMs,
+        journalMinId: now - this.options.retentionMs,
+      },
+      input.job ? [JSON.stringify(input.job)] : [],
     )) as [string, number | string, string, number | string, string, string, string];
     const [kind, n, status, attempts, provider, externalId, bypass] = raw;
     switch (kind) {
@@ -182,26 +132,26 @@ export class OperationStore {
         k.activeIndexOf(input.operationKey),
         k.suppressedIndexOf(input.operationKey),
       ],
-      [
-        input.fence,
-        input.outcome,
+      {
+        fence: input.fence,
+        outcome: input.outcome,
         now,
-        this.options.retentionMs,
-        now - this.options.retentionMs,
-        input.provider ?? '',
-        input.externalId ?? '',
-        input.error?.code ?? '',
-        (input.error?.message ?? '').slice(0, 2000),
-        history.length,
-        input.messageKey,
-        input.recipient,
-        input.channel,
-        input.reason ?? '',
-        input.releaseTo ?? 'pending',
-        input.operationKey,
-        input.nextAttemptAt ?? '',
-        ...history.map((entry) => JSON.stringify(entry)),
-      ],
+        retentionMs: this.options.retentionMs,
+        journalMinId: now - this.options.retentionMs,
+        operationKey: input.operationKey,
+        messageKey: input.messageKey,
+        recipient: input.recipient,
+        channel: input.channel,
+        // Empty means none: left out, Lua sees nil.
+        provider: input.provider || undefined,
+        externalId: input.externalId || undefined,
+        errorCode: input.error?.code || undefined,
+        errorMessage: input.error?.code ? input.error.message.slice(0, 2000) : undefined,
+        reason: input.reason || undefined,
+        releaseTo: input.releaseTo,
+        nextAttemptAt: input.nextAttemptAt,
+      },
+      history.map((entry) => JSON.stringify(entry)),
     )) as [string, string];
     if (kind === 'ok') return { kind, journalId: value };
     return { kind: 'stale', currentFence: value };
@@ -213,43 +163,8 @@ export class OperationStore {
       this.redis,
       'extend-lock-2',
       [this.keys.lock(operationKey), this.keys.op(operationKey)],
-      [fence, leaseMs, this.now()],
+      { fence, leaseMs, now: this.now() },
     );
     return Number(result) === 1;
-  }
-
-  async get(operationKey: string): Promise<OperationRecord | null> {
-    const h = await this.redis.hgetall(this.keys.op(operationKey));
-    if (!h || Object.keys(h).length === 0) return null;
-    const num = (v: string | undefined) => (v === undefined || v === '' ? undefined : Number(v));
-    const str = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
-    return {
-      operationKey,
-      status: (h.status ?? 'pending') as OperationStatus,
-      fence: h.fence ?? '0',
-      attempts: Number(h.attempts ?? 0),
-      messageKey: str(h.messageKey),
-      recipient: str(h.recipient),
-      channel: str(h.channel),
-      provider: str(h.provider),
-      externalId: str(h.externalId),
-      owner: str(h.owner),
-      reason: str(h.reason),
-      lastErrorCode: str(h.lastErrorCode),
-      lastError: str(h.lastError),
-      createdAt: num(h.createdAt),
-      updatedAt: num(h.updatedAt),
-      sentAt: num(h.sentAt),
-      leaseUntil: num(h.leaseUntil),
-      replays: Number(h.replays ?? 0),
-      replayedBy: str(h.replayedBy),
-      replayedAt: num(h.replayedAt),
-      journalIds: h.journalIds ? h.journalIds.split(',') : [],
-    };
-  }
-
-  async history(operationKey: string): Promise<AttemptRecord[]> {
-    const items = await this.redis.lrange(this.keys.history(operationKey), 0, -1);
-    return items.map((item) => JSON.parse(item) as AttemptRecord);
   }
 }

@@ -37,7 +37,7 @@ export class RateLimiter {
       this.redis,
       'rate-limit-1',
       [this.keys.rateLimit(input.scope, normalizeRecipient(input.recipient))],
-      [now, input.windowMs, input.max, input.operationKey, input.force ? '1' : '0'],
+      { now, windowMs: input.windowMs, max: input.max, operationKey: input.operationKey, force: input.force === true },
     )) as [number, number, string];
     if (Number(allowed) === 1) return { allowed: true, count: Number(count), added: extra === 'added' };
     return { allowed: false, count: Number(count), retryInMs: Math.max(0, Number(extra) + input.windowMs - now) };

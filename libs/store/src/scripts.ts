@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { SingleshotError } from '@singleshot/core';
 import claim from './lua/claim-4.lua';
 import commit from './lua/commit-6.lua';
 import extendLock from './lua/extend-lock-2.lua';
@@ -9,13 +10,17 @@ import mutexAcquire from './lua/mutex-acquire-1.lua';
 import mutexRelease from './lua/mutex-release-1.lua';
 import rateLimit from './lua/rate-limit-1.lua';
 import replay from './lua/replay-5.lua';
+import type { ScriptName, ScriptOptions } from './script-options';
+
+export type { ScriptName, ScriptOptions } from './script-options';
 
 /**
- * Lua scripts, BullMQ style: each file is `name-N.lua` with N = number of KEYS.
- * ioredis `defineCommand` runs them with EVALSHA and falls back to EVAL after a
- * Redis restart flushed the script cache.
+ * Lua scripts, BullMQ style: each file is `name-N.lua` with N = number of KEYS;
+ * shared fragments (lua/include/) are expanded into them when they are bundled
+ * (tools/lua-include.mjs). ioredis `defineCommand` runs them with EVALSHA and
+ * falls back to EVAL after a Redis restart flushed the script cache.
  */
-const SCRIPTS = {
+export const SCRIPTS: Record<ScriptName, string> = {
   'claim-4': claim,
   'commit-6': commit,
   'extend-lock-2': extendLock,
@@ -26,20 +31,29 @@ const SCRIPTS = {
   'mutex-release-1': mutexRelease,
   'rate-limit-1': rateLimit,
   'replay-5': replay,
-} as const;
+};
 
-export type ScriptName = keyof typeof SCRIPTS;
+/** A script was called with another number of KEYS than its name says (a programming error). */
+export class ScriptKeysError extends SingleshotError {
+  constructor(script: ScriptName, expected: number, given: number) {
+    super(`script ${script} takes ${expected} keys, was given ${given}`, 'SCRIPT_KEYS_MISMATCH');
+  }
+}
 
 type ScriptFn = (...args: (string | number)[]) => Promise<unknown>;
 
 const registered = new WeakSet<Redis>();
 
+/** The number of KEYS a script takes: the N of `name-N.lua`. */
+export function keyCount(file: ScriptName): number {
+  return Number(file.slice(file.lastIndexOf('-') + 1));
+}
+
 /** Registers every script on a connection once. */
 export function loadScripts(redis: Redis): void {
   if (registered.has(redis)) return;
   for (const [file, lua] of Object.entries(SCRIPTS)) {
-    const numberOfKeys = Number(file.slice(file.lastIndexOf('-') + 1));
-    redis.defineCommand(commandName(file as ScriptName), { numberOfKeys, lua });
+    redis.defineCommand(commandName(file as ScriptName), { numberOfKeys: keyCount(file as ScriptName), lua });
   }
   registered.add(redis);
 }
@@ -48,10 +62,23 @@ function commandName(file: ScriptName): string {
   return `ss_${file.replace(/-/g, '_')}`;
 }
 
-/** Runs a script by file name: keys first, then arguments. */
-export async function runScript(redis: Redis, file: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
+/**
+ * Runs a script by file name: its KEYS, its options packed as ARGV[1] (JSON),
+ * then any documents it stores as they are. Throws `ScriptKeysError` when the
+ * number of keys is not the one the name says: sent anyway, Redis would read a
+ * key as an argument, or an argument as a key.
+ */
+export async function runScript<N extends ScriptName>(
+  redis: Redis,
+  file: N,
+  keys: string[],
+  options: ScriptOptions[N],
+  documents: readonly string[] = [],
+): Promise<unknown> {
+  const expected = keyCount(file);
+  if (keys.length !== expected) throw new ScriptKeysError(file, expected, keys.length);
   loadScripts(redis);
   const fn = (redis as unknown as Record<string, ScriptFn>)[commandName(file)];
   if (!fn) throw new Error(`script ${file} is not registered`);
-  return fn.call(redis, ...keys, ...args);
+  return fn.call(redis, ...keys, JSON.stringify(options), ...documents);
 }

@@ -1,5 +1,5 @@
 --[[
-  Claim an operation before any provider call (DESIGN.md invariant 3).
+  Claim an operation before any provider call (docs/protocol.md, invariant 3).
 
   Input:
     KEYS[1] operation state hash
@@ -7,18 +7,15 @@
     KEYS[3] journal stream of the operation's shard
     KEYS[4] active index of the operation's shard (recovery sweeper)
 
-    ARGV[1] lease in ms
-    ARGV[2] now (ms since epoch)
-    ARGV[3] owner (worker id, for operators)
-    ARGV[4] message key
-    ARGV[5] recipient
-    ARGV[6] channel
-    ARGV[7] retention in ms (state expiry)
-    ARGV[8] journal MINID (entries older than this may be trimmed)
-    ARGV[9] journal the duplicate? "1" or "0"
-    ARGV[10] operation key
-    ARGV[11] the deliver job as JSON ('' when not given); kept at the first
-             claim so the sweeper can re-enqueue an operation whose job was lost
+    ARGV[1] options (JSON, ClaimScriptOptions in script-options.ts):
+      leaseMs       lease in ms
+      now           ms since epoch
+      owner         worker id, for operators
+      operationKey, messageKey, recipient, channel
+      retentionMs   state expiry
+      journalMinId  entries older than this may be trimmed
+    ARGV[2] the deliver job as JSON (optional); kept at the first claim so the
+            sweeper can re-enqueue an operation whose job was lost
 
   Output:
     { "claimed", fence, previousStatus, attempts, lastProvider, externalId, limitBypass }
@@ -27,8 +24,12 @@
     { "conflict", pttl, status, attempts, "", "", "" }               another holder has the lock
   limitBypass is "1" once a replay released the operation from a rate-limit suppression.
 ]]
+--@include "include/terminal.lua"
+--@include "include/journal.lua"
 local opKey, lockKey, journalKey, indexKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local leaseMs, now = tonumber(ARGV[1]), ARGV[2]
+local o = cjson.decode(ARGV[1])
+local job = ARGV[2]
+local leaseMs, now = o.leaseMs, o.now
 
 local state = redis.call('HMGET', opKey, 'status', 'attempts', 'provider', 'externalId', 'limitBypass')
 local status = state[1] or 'pending'
@@ -37,14 +38,11 @@ local provider = state[3] or ''
 local externalId = state[4] or ''
 
 if status == 'sent' then
-  if ARGV[9] == '1' then
-    redis.call('XADD', journalKey, 'MINID', '~', ARGV[8], '*',
-      'type', 'duplicate', 'op', ARGV[10], 'msg', ARGV[4], 'provider', provider,
-      'extId', externalId, 'ts', now)
-  end
+  journalAdd(journalKey, o.journalMinId, { type = 'duplicate', op = o.operationKey, msg = o.messageKey,
+    provider = provider, extId = externalId, ts = now })
   return { 'duplicate', 0, status, attempts, provider, externalId, '' }
 end
-if status == 'dead' or status == 'suppressed' then
+if isTerminal(status) then
   return { 'terminal', 0, status, attempts, provider, '', '' }
 end
 
@@ -57,16 +55,13 @@ end
 local fence = redis.call('HINCRBY', opKey, 'fence', 1)
 redis.call('SET', lockKey, fence, 'PX', leaseMs)
 attempts = redis.call('HINCRBY', opKey, 'attempts', 1)
-redis.call('HSET', opKey, 'status', 'sending', 'owner', ARGV[3], 'claimedAt', now,
-  'leaseUntil', tonumber(now) + leaseMs, 'updatedAt', now)
+redis.call('HSET', opKey, 'status', 'sending', 'owner', o.owner, 'claimedAt', now,
+  'leaseUntil', now + leaseMs, 'updatedAt', now)
 if redis.call('HSETNX', opKey, 'createdAt', now) == 1 then
-  if ARGV[11] ~= '' then
-    redis.call('HSET', opKey, 'messageKey', ARGV[4], 'recipient', ARGV[5], 'channel', ARGV[6], 'job', ARGV[11])
-  else
-    redis.call('HSET', opKey, 'messageKey', ARGV[4], 'recipient', ARGV[5], 'channel', ARGV[6])
-  end
+  redis.call('HSET', opKey, 'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel)
+  if job and job ~= '' then redis.call('HSET', opKey, 'job', job) end
 end
-redis.call('PEXPIRE', opKey, ARGV[7])
+redis.call('PEXPIRE', opKey, o.retentionMs)
 -- Due for a look by the sweeper once the lease ran out (the one extra command per claim).
-redis.call('ZADD', indexKey, tonumber(now) + leaseMs, ARGV[10])
+redis.call('ZADD', indexKey, now + leaseMs, o.operationKey)
 return { 'claimed', fence, status, attempts, provider, externalId, state[5] or '' }

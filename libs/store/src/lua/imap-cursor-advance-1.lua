@@ -11,11 +11,12 @@
   Input:
     KEYS[1] cursor hash (fields uidValidity, lastUid, updatedAt)
 
-    ARGV[1] UIDVALIDITY as a decimal string (compared as a string: it is 32 bit
-            unsigned, beyond what some clients hold exactly as a double)
-    ARGV[2] UID handed over (integer >= 0; 0 records a new UIDVALIDITY before
-            anything of it was handed over)
-    ARGV[3] now (ms)
+    ARGV[1] options (JSON, ImapCursorScriptOptions in script-options.ts):
+      uidValidity  UIDVALIDITY as a decimal string (compared as a string: it is
+                   32 bit unsigned, beyond what some clients hold exactly as a double)
+      uid          UID handed over (integer >= 0; 0 records a new UIDVALIDITY
+                   before anything of it was handed over)
+      now          ms
 
   Output:
     { outcome, uidValidity, lastUid }
@@ -25,15 +26,16 @@
              'reset'     no cursor yet, or another UIDVALIDITY: replaced
 ]]
 local key = KEYS[1]
-local uid = tonumber(ARGV[2])
+local o = cjson.decode(ARGV[1])
+local uid, validity = o.uid, o.uidValidity
 local state = redis.call('HMGET', key, 'uidValidity', 'lastUid')
-if state[1] ~= ARGV[1] then
-  redis.call('HSET', key, 'uidValidity', ARGV[1], 'lastUid', uid, 'updatedAt', ARGV[3])
-  return { 'reset', ARGV[1], uid }
+if state[1] ~= validity then
+  redis.call('HSET', key, 'uidValidity', validity, 'lastUid', uid, 'updatedAt', o.now)
+  return { 'reset', validity, uid }
 end
 local last = tonumber(state[2]) or 0
 if uid > last then
-  redis.call('HSET', key, 'lastUid', uid, 'updatedAt', ARGV[3])
-  return { 'advanced', ARGV[1], uid }
+  redis.call('HSET', key, 'lastUid', uid, 'updatedAt', o.now)
+  return { 'advanced', validity, uid }
 end
-return { 'unchanged', ARGV[1], last }
+return { 'unchanged', validity, last }

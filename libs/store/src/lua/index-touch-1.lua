@@ -5,15 +5,17 @@
 
   Input:
     KEYS[1] active index of the operation's shard
-    ARGV[1] operation key
-    ARGV[2] next check time (ms)
+    ARGV[1] options (JSON, IndexTouchScriptOptions in script-options.ts):
+      operationKey
+      dueAt         next check time (ms)
 
   Output:
     1 moved, 0 not in the index (terminal by now)
 ]]
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+local o = cjson.decode(ARGV[1])
+local score = redis.call('ZSCORE', KEYS[1], o.operationKey)
 if not score then return 0 end
-local at = tonumber(ARGV[2])
+local at = o.dueAt
 if tonumber(score) < 0 then at = -at end
-redis.call('ZADD', KEYS[1], at, ARGV[1])
+redis.call('ZADD', KEYS[1], at, o.operationKey)
 return 1

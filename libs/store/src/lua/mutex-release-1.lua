@@ -3,12 +3,14 @@
 
   Input:
     KEYS[1] mutex key
-    ARGV[1] owner id
+    ARGV[1] options (JSON, MutexReleaseScriptOptions in script-options.ts):
+      owner  owner id
 
   Output:
     1 released, 0 not the owner (expired and taken by another, or never held)
 ]]
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+local o = cjson.decode(ARGV[1])
+if redis.call('GET', KEYS[1]) == o.owner then
   redis.call('DEL', KEYS[1])
   return 1
 end

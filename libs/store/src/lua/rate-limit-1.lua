@@ -6,25 +6,28 @@
   Input:
     KEYS[1] window of one scope and recipient (sorted set: operation key → time)
 
-    ARGV[1] now (ms)
-    ARGV[2] window in ms
-    ARGV[3] max
-    ARGV[4] operation key
-    ARGV[5] "1": count it whatever the window holds (a replay that bypasses the limit)
+    ARGV[1] options (JSON, RateLimitScriptOptions in script-options.ts):
+      now           ms
+      windowMs      window in ms
+      max
+      operationKey
+      force         true: count it whatever the window holds (a replay that bypasses the limit)
 
   Output:
     { 1, count, "counted" }    already in the window
     { 1, count, "added" }      added (count includes it)
     { 0, count, oldestAt }     over the limit; a slot frees at oldestAt + window
 ]]
-local key, now, windowMs = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
+local key = KEYS[1]
+local o = cjson.decode(ARGV[1])
+local now, windowMs = o.now, o.windowMs
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - windowMs)
-if redis.call('ZSCORE', key, ARGV[4]) then
+if redis.call('ZSCORE', key, o.operationKey) then
   return { 1, redis.call('ZCARD', key), 'counted' }
 end
 local count = redis.call('ZCARD', key)
-if ARGV[5] == '1' or count < tonumber(ARGV[3]) then
-  redis.call('ZADD', key, now, ARGV[4])
+if o.force == true or count < o.max then
+  redis.call('ZADD', key, now, o.operationKey)
   redis.call('PEXPIRE', key, windowMs)
   return { 1, count + 1, 'added' }
 end

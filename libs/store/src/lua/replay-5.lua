@@ -1,8 +1,8 @@
 --[[
   Replay a dead or suppressed operation: back to `pending` under the same
-  operation key (DESIGN.md invariant 7), with a `replayed` journal entry that
-  says who asked and how. The claim on the operation key is what keeps a replay
-  from sending twice; this script only refuses what must not be replayed.
+  operation key (docs/protocol.md, invariant 7), with a `replayed` journal entry
+  that says who asked and how. The claim on the operation key is what keeps a
+  replay from sending twice; this script only refuses what must not be replayed.
 
   Input:
     KEYS[1] operation state hash
@@ -11,13 +11,14 @@
     KEYS[4] active index of the operation's shard (recovery sweeper)
     KEYS[5] suppressed index of the operation's shard
 
-    ARGV[1] now (ms)
-    ARGV[2] by (who asked: a user name, an API client)
-    ARGV[3] via (cli | api | dashboard | …)
-    ARGV[4] retention in ms
-    ARGV[5] journal MINID
-    ARGV[6] operation key
-    ARGV[7] the deliver job as JSON ('' when unknown); kept when the state has none
+    ARGV[1] options (JSON, ReplayScriptOptions in script-options.ts):
+      now           ms
+      by            who asked: a user name, an API client
+      via           cli | api | dashboard | …
+      retentionMs   state and history expiry
+      journalMinId  journal MINID
+      operationKey
+    ARGV[2] the deliver job as JSON (optional); kept when the state has none
 
   Output:
     { "replayed", journalId, fromStatus, replays }
@@ -25,15 +26,20 @@
     { "not_replayable", status }              still in progress (pending, sending, failed, in_doubt)
     { "not_found" }                           no state (never claimed, or past retention)
 ]]
+--@include "include/terminal.lua"
+--@include "include/journal.lua"
 local opKey, journalKey, historyKey, indexKey, suppressedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local now, by, via, op = ARGV[1], ARGV[2], ARGV[3], ARGV[6]
+local o = cjson.decode(ARGV[1])
+local job = ARGV[2]
+local now, by, via, op = o.now, o.by, o.via, o.operationKey
 
 local h = redis.call('HMGET', opKey, 'status', 'provider', 'externalId', 'reason', 'fence',
   'messageKey', 'recipient', 'channel')
 local status = h[1]
 if not status then return { 'not_found' } end
 if status == 'sent' then return { 'already_sent', h[2] or '', h[3] or '' } end
-if status ~= 'dead' and status ~= 'suppressed' then return { 'not_replayable', status } end
+-- The terminal statuses other than sent are the replayable ones.
+if not isTerminal(status) then return { 'not_replayable', status } end
 
 -- A fresh attempt budget; the fence keeps counting, so a holder from before the
 -- replay can never commit over it.
@@ -48,23 +54,21 @@ if status == 'suppressed' then
 else
   redis.call('HDEL', opKey, 'limitBypass')
 end
-if ARGV[7] ~= '' then redis.call('HSETNX', opKey, 'job', ARGV[7]) end
-redis.call('PEXPIRE', opKey, ARGV[4])
+if job and job ~= '' then redis.call('HSETNX', opKey, 'job', job) end
+redis.call('PEXPIRE', opKey, o.retentionMs)
 
 redis.call('RPUSH', historyKey, cjson.encode({
-  at = tonumber(now), attempt = 0, fence = h[5] or '0', outcome = 'replayed', step = 'replay',
+  at = now, attempt = 0, fence = h[5] or '0', outcome = 'replayed', step = 'replay',
   by = by, via = via, note = 'replayed from ' .. status .. ((h[4] and h[4] ~= '') and (' (' .. h[4] .. ')') or '')
 }))
 redis.call('LTRIM', historyKey, -200, -1)
-redis.call('PEXPIRE', historyKey, ARGV[4])
+redis.call('PEXPIRE', historyKey, o.retentionMs)
 
 -- Due at once: if the deliver job never makes it into the queue, the sweeper re-adds it.
 redis.call('ZADD', indexKey, now, op)
 
-local journalId = redis.call('XADD', journalKey, 'MINID', '~', ARGV[5], '*',
-  'type', 'replayed', 'op', op, 'msg', h[6] or '', 'recipient', h[7] or '', 'channel', h[8] or '',
-  'by', by, 'via', via, 'from', status, 'reason', h[4] or '', 'ts', now)
-local ids = redis.call('HGET', opKey, 'journalIds')
-if ids then ids = ids .. ',' .. journalId else ids = journalId end
-redis.call('HSET', opKey, 'journalIds', ids)
+local journalId = journalAdd(journalKey, o.journalMinId, {
+  type = 'replayed', op = op, msg = h[6] or '', recipient = h[7] or '', channel = h[8] or '',
+  by = by, via = via, from = status, reason = h[4] or '', ts = now })
+rememberJournalId(opKey, journalId)
 return { 'replayed', journalId, status, replays }

@@ -1,0 +1,106 @@
+import type { OperationStatus } from '@singleshot/core';
+import type { OperationStore, RateLimiter } from '@singleshot/store';
+import type { DeadJobData } from '@singleshot/queues';
+import type { BreakerRegistry, Provider } from '@singleshot/providers';
+import type { DeliveryConfig, RateLimitConfig } from '@singleshot/config';
+import type { Logger, Metrics, ScopedLogger } from '@singleshot/observability';
+import type { LeaseKeeper } from './lease-keeper';
+
+// The types the delivery modules share. They live apart from the orchestrator
+// (deliver.ts) so the deciding modules and the ending owner can use them
+// without importing it: the modules of apps/delivery form no cycle.
+
+/** Per-recipient limits as delivery applies them. */
+export interface RecipientLimits {
+  limiter: Pick<RateLimiter, 'check' | 'release'>;
+  /** `limits.perRecipient`: across every route and channel. */
+  perRecipient?: RateLimitConfig;
+  /** A route's own `limit`, looked up by the route name the deliver job carries. */
+  route(name: string): RateLimitConfig | undefined;
+}
+
+/** What the deliver handler needs; tests pass small object literals. */
+export interface DeliverDeps {
+  operations: Pick<OperationStore, 'claim' | 'commit' | 'extend' | 'history' | 'get'>;
+  /** The ordered provider chain of a channel. */
+  providers(channel: string): Provider[];
+  addDead(record: DeadJobData): Promise<void>;
+  policy: Pick<DeliveryConfig, 'leaseMs' | 'attempts' | 'backoffMs' | 'backoffCapMs' | 'inDoubtPolicy' | 'providerAttempts'>;
+  /** Circuit breakers per channel and provider (this process's view); none: every provider is always tried. */
+  breakers?: Pick<BreakerRegistry, 'get'>;
+  /** Per-recipient limits; none: no limit. */
+  limits?: RecipientLimits;
+  workerId: string;
+  logger: Logger;
+  metrics: Pick<
+    Metrics,
+    | 'deliveries'
+    | 'deliveryDuration'
+    | 'endToEnd'
+    | 'duplicatesSuppressed'
+    | 'lockConflicts'
+    | 'staleCommits'
+    | 'inDoubt'
+    | 'reconciliations'
+    | 'dead'
+    | 'suppressed'
+    | 'fallbackSwitches'
+  >;
+  /** Aborted on shutdown: a claim not yet sent is released instead of sent. */
+  shutdown?: AbortSignal;
+  now?: () => number;
+  random?: () => number;
+}
+
+/** What one call of the deliver handler came to (the worker reschedules `retry` and `conflict`). */
+export type DeliverOutcome =
+  | { kind: 'sent'; provider: string; externalId: string; reconciled: boolean }
+  | { kind: 'duplicate' }
+  | { kind: 'terminal'; status: OperationStatus }
+  | { kind: 'conflict'; delayMs: number }
+  | { kind: 'retry'; delayMs: number; reason: string }
+  | { kind: 'dead'; reason: string }
+  | { kind: 'suppressed'; reason: string }
+  | { kind: 'stale' };
+
+/** The state a successful claim hands the attempt. */
+export interface ClaimState {
+  fence: string;
+  attempts: number;
+  previousStatus: OperationStatus;
+  lastProvider: string;
+  limitBypass: boolean;
+  keeper: LeaseKeeper;
+  log: ScopedLogger;
+}
+
+export interface ErrorInfo {
+  code: string;
+  message: string;
+}
+
+/**
+ * How a claimed attempt ends, as the deciding modules (reconcile verdicts,
+ * limits, the provider chain) decide it. They never commit or count: the
+ * ending owner (`finish` in ending.ts) turns a decision into the fenced
+ * commit, the metric sample, the DLQ record and the log line, so each
+ * ending is counted exactly once.
+ *
+ * - `retry`: try again later; `status` is what the operation is left as
+ *   (`in_doubt` after a failed reconciliation: the doubt is not resolved).
+ * - `in_doubt`: a provider call whose outcome is unknown (see docs/protocol.md, invariant 5).
+ * - `released`: handed back before any provider call in this claim.
+ * - `stale`: this holder lost its lease; it writes nothing.
+ * `retry` and `in_doubt` become `dead` when the attempt was the last one.
+ */
+export type Ending =
+  | { kind: 'sent'; provider: string; externalId: string; reconciled: boolean }
+  | { kind: 'retry'; status: 'failed' | 'in_doubt'; reason: string; error: ErrorInfo; provider: string; retryAfterMs?: number }
+  | { kind: 'in_doubt'; reason: string; error: ErrorInfo; provider: string }
+  | { kind: 'dead'; reason: string; error: ErrorInfo; provider?: string }
+  | { kind: 'suppressed'; reason: string; error: ErrorInfo; details?: Record<string, unknown> }
+  | { kind: 'released'; reason: string; provider?: string }
+  | { kind: 'stale' };
+
+/** The `result` label of `singleshot_deliveries_total`: one sample per ending of a claimed attempt. */
+export type DeliveryResult = 'sent' | 'retry' | 'in_doubt' | 'dead' | 'suppressed' | 'released' | 'stale';

@@ -1,0 +1,109 @@
+import { retryDelayMs } from '@singleshot/core';
+import type { CommitInput } from '@singleshot/store';
+import type { ClaimedAttempt } from './attempt';
+import { ensureDeadRecord } from './dead-record';
+import type { DeliverOutcome, DeliveryResult, Ending, ErrorInfo } from './deliver-types';
+
+/** How long a released operation waits before its next claim. */
+const RELEASE_DELAY_MS = 1000;
+
+type CommitExtra = Omit<CommitInput, 'operationKey' | 'fence' | 'outcome' | 'messageKey' | 'recipient' | 'channel' | 'history'>;
+
+/**
+ * The one owner of every ending of a claimed attempt: it turns the decision
+ * into the fenced commit (state, history, journal entry; docs/protocol.md,
+ * invariants 4 and 7), the DLQ record of a dead operation, the log line, and
+ * exactly one `singleshot_deliveries_total` sample whose `result` says how the
+ * attempt ended. A `retry` or `in_doubt` of the last attempt ends `dead`; a
+ * commit rejected by a later fence ends `stale` and has written nothing.
+ */
+export async function finish(a: ClaimedAttempt, ending: Ending): Promise<DeliverOutcome> {
+  switch (ending.kind) {
+    case 'sent': {
+      if ((await commit(a, 'sent', { provider: ending.provider, externalId: ending.externalId })) === 'stale') return stale(a, ending.provider);
+      count(a, 'sent', ending.provider);
+      if (!ending.reconciled) {
+        a.deps.metrics.endToEnd.observe({ channel: a.job.channel }, Math.max(0, a.now() - a.job.firstArrivalAt) / 1000);
+      }
+      return { kind: 'sent', provider: ending.provider, externalId: ending.externalId, reconciled: ending.reconciled };
+    }
+    case 'retry':
+    case 'in_doubt': {
+      const status = ending.kind === 'in_doubt' ? 'in_doubt' : ending.status;
+      if (a.claim.attempts >= a.deps.policy.attempts) {
+        const reason = status === 'in_doubt' ? 'in_doubt_after_last_attempt' : 'attempts_exhausted';
+        return dead(a, reason, ending.error, ending.provider);
+      }
+      const { policy, random } = a.deps;
+      const retryAfterMs = ending.kind === 'retry' ? ending.retryAfterMs : undefined;
+      const delayMs = retryDelayMs({
+        attempt: a.claim.attempts,
+        scheduleMs: policy.backoffMs,
+        capMs: policy.backoffCapMs,
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+        ...(random ? { random } : {}),
+      });
+      const extra = { provider: ending.provider, error: ending.error, nextAttemptAt: a.now() + delayMs };
+      if ((await commit(a, status, extra)) === 'stale') return stale(a, ending.provider);
+      count(a, ending.kind, ending.provider);
+      return { kind: 'retry', delayMs, reason: ending.reason };
+    }
+    case 'dead':
+      return dead(a, ending.reason, ending.error, ending.provider);
+    case 'suppressed': {
+      const extra = { reason: ending.reason, error: ending.error };
+      if ((await commit(a, 'suppressed', extra)) === 'stale') return stale(a);
+      a.deps.metrics.suppressed.inc({ reason: ending.reason });
+      count(a, 'suppressed');
+      a.log.info({ reason: ending.reason, recipient: a.job.recipient, ...ending.details }, 'operation suppressed');
+      return { kind: 'suppressed', reason: ending.reason };
+    }
+    case 'released': {
+      // Back to where it stood before this claim; an unresolved doubt stays a doubt.
+      const releaseTo = a.claim.previousStatus === 'in_doubt' ? 'in_doubt' : 'pending';
+      if ((await commit(a, 'released', { releaseTo, nextAttemptAt: a.now() + RELEASE_DELAY_MS })) === 'stale') return stale(a, ending.provider);
+      count(a, 'released', ending.provider);
+      return { kind: 'retry', delayMs: RELEASE_DELAY_MS, reason: ending.reason };
+    }
+    case 'stale':
+      // Lost the lease before a commit: nothing is written (docs/protocol.md, invariant 10).
+      return stale(a);
+  }
+}
+
+async function dead(a: ClaimedAttempt, reason: string, error: ErrorInfo, provider?: string): Promise<DeliverOutcome> {
+  if ((await commit(a, 'dead', { reason, error, provider })) === 'stale') return stale(a, provider);
+  a.deps.metrics.dead.inc({ channel: a.job.channel, reason });
+  count(a, 'dead', provider);
+  await ensureDeadRecord(a.job, a.deps, { reason, error });
+  a.log.warn({ event: 'operation_dead', reason, error }, 'operation dead; recorded in the DLQ');
+  return { kind: 'dead', reason };
+}
+
+function stale(a: ClaimedAttempt, provider?: string): DeliverOutcome {
+  count(a, 'stale', provider);
+  return { kind: 'stale' };
+}
+
+function count(a: ClaimedAttempt, result: DeliveryResult, provider?: string): void {
+  a.deps.metrics.deliveries.inc({ channel: a.job.channel, provider: provider ?? 'none', result });
+}
+
+async function commit(a: ClaimedAttempt, outcome: CommitInput['outcome'], extra: CommitExtra): Promise<'ok' | 'stale'> {
+  const { job, deps } = a;
+  const result = await deps.operations.commit({
+    operationKey: job.operationKey,
+    fence: a.claim.fence,
+    outcome,
+    messageKey: job.messageKey,
+    recipient: job.recipient,
+    channel: job.channel,
+    history: a.history,
+    ...extra,
+  });
+  if (result.kind === 'stale') {
+    deps.metrics.staleCommits.inc({ queue: 'deliver' });
+    a.log.warn({ event: 'fence_superseded', outcome, currentFence: result.currentFence }, 'commit rejected: fence superseded by a later claim');
+  }
+  return result.kind;
+}

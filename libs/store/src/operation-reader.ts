@@ -1,0 +1,74 @@
+import type { Redis } from 'ioredis';
+import type { KeyBuilder } from './keys';
+import {
+  SUMMARY_FIELDS,
+  decodeOperation,
+  decodeStoredJob,
+  decodeSummary,
+  type AttemptRecord,
+  type OperationProbe,
+  type OperationRecord,
+  type OperationSummary,
+} from './operation-record';
+
+/**
+ * Typed reads of operations. The sweeper, replay and the lists read through
+ * these instead of the hash's fields, so the layout stays the store's own.
+ */
+export class OperationReader {
+  constructor(
+    protected readonly redis: Redis,
+    protected readonly keys: KeyBuilder,
+  ) {}
+
+  async get(operationKey: string): Promise<OperationRecord | null> {
+    return decodeOperation(operationKey, await this.redis.hgetall(this.keys.op(operationKey)));
+  }
+
+  async history(operationKey: string): Promise<AttemptRecord[]> {
+    const items = await this.redis.lrange(this.keys.history(operationKey), 0, -1);
+    return items.map((item) => JSON.parse(item) as AttemptRecord);
+  }
+
+  /** The deliver job kept at the first claim (parsed JSON, unvalidated); undefined when none. */
+  async storedJob(operationKey: string): Promise<unknown> {
+    return decodeStoredJob(await this.redis.hget(this.keys.op(operationKey), 'job'));
+  }
+
+  /** Status, stored job and lock TTL of several operations, in one round trip. */
+  async probe(operationKeys: readonly string[]): Promise<OperationProbe[]> {
+    if (operationKeys.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const key of operationKeys) {
+      pipeline.hmget(this.keys.op(key), 'status', 'job');
+      pipeline.pttl(this.keys.lock(key));
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    return operationKeys.map((operationKey, i) => {
+      const [hashErr, fields] = replies[2 * i] ?? [null, null];
+      const [ttlErr, ttl] = replies[2 * i + 1] ?? [null, -2];
+      if (hashErr) throw hashErr;
+      if (ttlErr) throw ttlErr;
+      const [status, job] = (fields as (string | null)[] | null) ?? [];
+      return {
+        operationKey,
+        ...(status ? { status: status as OperationProbe['status'] } : {}),
+        ...(job ? { job: decodeStoredJob(job) } : {}),
+        lockTtlMs: Number(ttl ?? -2),
+      };
+    });
+  }
+
+  /** Status, recipient, channel, reason and last error of several operations, in one round trip. */
+  async summaries(operationKeys: readonly string[]): Promise<OperationSummary[]> {
+    if (operationKeys.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const key of operationKeys) pipeline.hmget(this.keys.op(key), ...SUMMARY_FIELDS);
+    const replies = (await pipeline.exec()) ?? [];
+    return operationKeys.map((operationKey, i) => {
+      const [err, fields] = replies[i] ?? [null, null];
+      if (err) throw err;
+      return decodeSummary(operationKey, (fields as (string | null)[] | null) ?? []);
+    });
+  }
+}

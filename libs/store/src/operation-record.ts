@@ -1,0 +1,133 @@
+import type { OperationStatus } from '@singleshot/core';
+
+// The operation's data as the store hands it out: the state hash (`KeyBuilder.op`)
+// and the history list (`KeyBuilder.history`). Only the store reads or writes their
+// fields (docs/architecture.md, "Key layout"); everybody else gets these types.
+
+/** What a commit records as the outcome of an attempt. */
+export type CommitOutcome = 'sent' | 'in_doubt' | 'failed' | 'dead' | 'suppressed' | 'released';
+
+/**
+ * What an attempt record stands for: a provider call (`send`), a reconciliation
+ * lookup, a provider skipped by its open circuit breaker, a rate-limit
+ * suppression, or an operator's replay. Records without one predate the field
+ * and are provider calls.
+ */
+export type AttemptStep = 'send' | 'reconcile' | 'breaker_skip' | 'rate_limit' | 'replay';
+
+/** One provider attempt, as kept in the operation's history. */
+export interface AttemptRecord {
+  at: number;
+  attempt: number;
+  fence: string;
+  outcome: CommitOutcome | 'stale' | 'replayed';
+  step?: AttemptStep;
+  /** Who replayed (step `replay`), and through what (cli, api, dashboard). */
+  by?: string;
+  via?: string;
+  provider?: string;
+  externalId?: string;
+  errorCode?: string;
+  error?: string;
+  durationMs?: number;
+  note?: string;
+}
+
+/** The operation state hash, decoded. */
+export interface OperationRecord {
+  operationKey: string;
+  status: OperationStatus;
+  fence: string;
+  attempts: number;
+  messageKey?: string;
+  recipient?: string;
+  channel?: string;
+  provider?: string;
+  externalId?: string;
+  owner?: string;
+  reason?: string;
+  lastErrorCode?: string;
+  lastError?: string;
+  createdAt?: number;
+  updatedAt?: number;
+  sentAt?: number;
+  leaseUntil?: number;
+  /** How often an operator replayed it, and the last one who did. */
+  replays: number;
+  replayedBy?: string;
+  replayedAt?: number;
+  journalIds: string[];
+}
+
+/** What the recovery sweeper needs to know of an overdue operation. */
+export interface OperationProbe {
+  operationKey: string;
+  /** Undefined: no state any more (past retention). */
+  status?: OperationStatus;
+  /** The deliver job kept at the first claim, as parsed JSON; undefined when none or unreadable. */
+  job?: unknown;
+  /** Ms left on the operation's lock; 0 or less: nobody holds it. */
+  lockTtlMs: number;
+}
+
+/** The fields a list of operations shows (the suppressed list). */
+export type OperationSummary = Pick<OperationRecord, 'operationKey' | 'recipient' | 'channel' | 'reason' | 'lastError'> & {
+  status?: OperationStatus;
+};
+
+const num = (v: string | undefined) => (v === undefined || v === '' ? undefined : Number(v));
+const str = (v: string | undefined | null) => (v === undefined || v === null || v === '' ? undefined : v);
+
+/** Decodes the state hash (HGETALL's reply); null when the operation has no state. */
+export function decodeOperation(operationKey: string, h: Record<string, string>): OperationRecord | null {
+  if (Object.keys(h).length === 0) return null;
+  return {
+    operationKey,
+    status: (h.status ?? 'pending') as OperationStatus,
+    fence: h.fence ?? '0',
+    attempts: Number(h.attempts ?? 0),
+    messageKey: str(h.messageKey),
+    recipient: str(h.recipient),
+    channel: str(h.channel),
+    provider: str(h.provider),
+    externalId: str(h.externalId),
+    owner: str(h.owner),
+    reason: str(h.reason),
+    lastErrorCode: str(h.lastErrorCode),
+    lastError: str(h.lastError),
+    createdAt: num(h.createdAt),
+    updatedAt: num(h.updatedAt),
+    sentAt: num(h.sentAt),
+    leaseUntil: num(h.leaseUntil),
+    replays: Number(h.replays ?? 0),
+    replayedBy: str(h.replayedBy),
+    replayedAt: num(h.replayedAt),
+    journalIds: h.journalIds ? h.journalIds.split(',') : [],
+  };
+}
+
+/** The stored deliver job (field `job`), parsed; undefined when absent or not JSON. */
+export function decodeStoredJob(raw: string | null | undefined): unknown {
+  if (!raw) return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Decodes HMGET status, recipient, channel, reason, lastError. */
+export function decodeSummary(operationKey: string, fields: (string | null)[]): OperationSummary {
+  const [status, recipient, channel, reason, lastError] = fields;
+  return {
+    operationKey,
+    ...(str(status) ? { status: status as OperationStatus } : {}),
+    ...(str(recipient) ? { recipient: recipient as string } : {}),
+    ...(str(channel) ? { channel: channel as string } : {}),
+    ...(str(reason) ? { reason: reason as string } : {}),
+    ...(str(lastError) ? { lastError: lastError as string } : {}),
+  };
+}
+
+/** The HMGET field list `decodeSummary` reads, in its order. */
+export const SUMMARY_FIELDS = ['status', 'recipient', 'channel', 'reason', 'lastError'] as const;

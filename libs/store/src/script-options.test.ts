@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
+import { createRedis } from './connection';
+import { JOURNAL_FIELDS } from './journal';
+import { KeyBuilder } from './keys';
+import { SCRIPTS, ScriptKeysError, keyCount, runScript, type ScriptName, type ScriptOptions } from './scripts';
+
+// Every field of every script's options, filled: tsc rejects a missing or an
+// unknown field here, and the test below rejects a field the Lua reads that is
+// not here, or one named here that the Lua never reads.
+const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
+  'claim-4': { leaseMs: 1, now: 1, owner: 'w', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: 1, journalMinId: 0 },
+  'commit-6': {
+    fence: '1',
+    outcome: 'sent',
+    now: 1,
+    retentionMs: 1,
+    journalMinId: 0,
+    operationKey: 'k',
+    messageKey: 'm',
+    recipient: 'r',
+    channel: 'c',
+    provider: 'p',
+    externalId: 'x',
+    errorCode: 'E',
+    errorMessage: 'e',
+    reason: 'why',
+    releaseTo: 'pending',
+    nextAttemptAt: 1,
+  },
+  'extend-lock-2': { fence: '1', leaseMs: 1, now: 1 },
+  'imap-cursor-advance-1': { uidValidity: '1', uid: 1, now: 1 },
+  'index-touch-1': { operationKey: 'k', dueAt: 1 },
+  'message-arrive-1': { now: 1, via: 'api', retentionMs: 1 },
+  'mutex-acquire-1': { owner: 'w', leaseMs: 1 },
+  'mutex-release-1': { owner: 'w' },
+  'rate-limit-1': { now: 1, windowMs: 1, max: 1, operationKey: 'k', force: false },
+  'replay-5': { now: 1, by: 'u', via: 'cli', retentionMs: 1, journalMinId: 0, operationKey: 'k' },
+};
+
+/** The Lua without comments (block headers and line comments). */
+const code = (lua: string) => lua.replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--[^\n]*/g, '');
+
+describe('script options', () => {
+  for (const name of Object.keys(SCRIPTS) as ScriptName[]) {
+    it(`${name} reads exactly the option fields its type names`, () => {
+      const lua = code(SCRIPTS[name]);
+      expect(lua).toContain('cjson.decode(ARGV[1])');
+      const read = new Set([...lua.matchAll(/\bo\.([A-Za-z]+)/g)].map((m) => m[1]));
+      expect([...read].sort()).toEqual(Object.keys(FULL[name]).sort());
+    });
+  }
+
+  it('shared fragments are expanded into the scripts, none left as an include line', () => {
+    for (const lua of Object.values(SCRIPTS)) expect(lua).not.toMatch(/^--@include/m);
+    for (const name of ['claim-4', 'commit-6', 'replay-5'] as const) {
+      expect(SCRIPTS[name]).toContain('local function isTerminal(status)');
+      expect(SCRIPTS[name]).toContain('local function journalAdd(');
+    }
+  });
+
+  it('the journal fields the Lua writes are the ones journal.ts reads', () => {
+    const list = /local JOURNAL_FIELDS = \{([^}]*)\}/.exec(SCRIPTS['commit-6'])?.[1] ?? '';
+    expect([...list.matchAll(/'([A-Za-z]+)'/g)].map((m) => m[1])).toEqual([...JOURNAL_FIELDS]);
+  });
+});
+
+describe('runScript', () => {
+  let server: TestRedis;
+  let redis: Redis;
+  const keys = new KeyBuilder('so', 2);
+
+  beforeAll(async () => {
+    server = await startTestRedis();
+    redis = createRedis({ url: server.url, role: 'client' });
+  });
+
+  afterAll(async () => {
+    redis.disconnect();
+    await server.destroy();
+  });
+
+  it('refuses a KEYS count other than the one in the script name, with a code, before Redis sees it', async () => {
+    expect(keyCount('commit-6')).toBe(6);
+    const call = runScript(redis, 'mutex-release-1', [keys.sweeperLock(), keys.sweeperLock()], { owner: 'w' });
+    await expect(call).rejects.toBeInstanceOf(ScriptKeysError);
+    await expect(call).rejects.toMatchObject({ code: 'SCRIPT_KEYS_MISMATCH' });
+  });
+
+  it('passes the options as one JSON argument that the script reads by name', async () => {
+    const key = keys.sweeperLock();
+    expect(Number(await runScript(redis, 'mutex-acquire-1', [key], { owner: 'w1', leaseMs: 10_000 }))).toBe(1);
+    expect(Number(await runScript(redis, 'mutex-acquire-1', [key], { owner: 'w2', leaseMs: 10_000 }))).toBe(0);
+    expect(await redis.get(key)).toBe('w1');
+    expect(await redis.pttl(key)).toBeGreaterThan(9_000);
+  });
+});
