@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import { livenessHandler, metricsHandler, readinessHandler, type ReadinessCheck } from '@singleshot/observability';
 import type { IngestContext } from './context';
 import { sendError } from './errors';
+import { INGEST_OPENAPI } from './openapi';
 import { eventsRouter } from './routes/events';
 import { rawMailRouter } from './routes/mail-raw';
 import { SIGNATURE_HEADER, verifySignature } from './signature';
@@ -35,6 +36,7 @@ export function createIngestApp({ ctx, registry, ready, providerWebhooks }: Inge
   app.get('/healthz', (req, res) => void livenessHandler()(req, res));
   app.get('/readyz', (req, res) => void readinessHandler(ready, { logger: ctx.logger })(req, res));
   app.get('/metrics', (req, res) => void metricsHandler(registry)(req, res));
+  app.get('/openapi.json', (_req, res) => void res.json(INGEST_OPENAPI));
 
   // Raw bodies everywhere: signatures are computed over the exact bytes.
   const parseRaw = express.raw({ type: () => true, limit: ctx.maxBodyBytes });

@@ -3,3 +3,4 @@ export * from './metrics';
 export type { SourceOptions } from './cached-source';
 export * from './http-handlers';
 export * from './health-server';
+export * from './openapi-common';
