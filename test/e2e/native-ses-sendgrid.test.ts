@@ -113,3 +113,60 @@ describe('SES → SendGrid chain of the seeds', () => {
     expect(await fleet.metric('singleshot_fallback_switches_total', { channel: 'email', from: 'ses', to: 'sendgrid' })).toBeGreaterThanOrEqual(5);
   });
 });
+
+// SES takes the mail and the answer is lost: singleshot cannot ask SES, so the
+// operation must never be handed to SendGrid. With `inDoubtPolicy: dead` it is
+// parked in the DLQ after one SES copy; SendGrid never hears of it.
+describe('SES → SendGrid chain: an in-doubt SES send', () => {
+  let redis: TestRedis;
+  let ses: FakeProviderApi;
+  let sendgrid: FakeProviderApi;
+  let fleet: AppProcess;
+  let rt: Runtime;
+  let cleanup: () => void;
+
+  beforeAll(async () => {
+    redis = await startTestRedis();
+    [ses, sendgrid] = await Promise.all([startFakeSes(), startFakeSendgrid()]);
+    const config = testConfig({
+      redisUrl: redis.url,
+      delivery: { leaseMs: 5000, attempts: 5, backoffMs: [50, 100, 200], concurrency: 2, metricsPort: 0, inDoubtPolicy: 'dead' },
+      routes: [{ name: 'orders', match: { source: 'shop' }, action: 'notify', channel: 'email', recipients: 'event', template: { subject: 'Order', text: 'created' } }],
+      providers: {
+        email: [
+          { name: 'ses', type: 'ses', region: 'eu-west-1', endpoint: ses.origin, credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }, from: 'orders@example.test', timeoutMs: 3000 },
+          { name: 'sendgrid', type: 'sendgrid', endpoint: sendgrid.origin, apiKey: 'SG.test', from: 'orders@example.test', timeoutMs: 3000 },
+        ],
+      },
+    });
+    const written = writeConfigFile(config);
+    cleanup = written.cleanup;
+    fleet = spawnApps('ingest,decision,delivery', written.file);
+    await fleet.metricsPort();
+    rt = await testRuntime(config);
+  });
+
+  afterAll(async () => {
+    await fleet?.stop();
+    await rt?.close();
+    await Promise.all([ses?.close(), sendgrid?.close()]);
+    await redis?.destroy();
+    cleanup?.();
+  });
+
+  it('is parked in the DLQ after one SES copy, never sent through SendGrid', async () => {
+    const recipient = 'doubt@example.test';
+    ses.scriptFor(recipient, 'accept-then-drop');
+    const base = `http://127.0.0.1:${await fleet.metricsPort()}`;
+    const event = { id: 'evt-doubt', source: 'shop', type: 'order.created', recipients: [recipient], data: {} };
+    const res = await fetch(`${base}/v1/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(event) });
+    expect(res.status).toBe(202);
+    const key = operationKey({ messageKey: eventMessageKey('shop', 'evt-doubt'), action: parseAction('notify'), recipient, channel: 'email' });
+    await waitUntil(async () => ((await rt.operations.get(key))?.status === 'dead' ? true : undefined), 'the operation to be parked', { timeoutMs: 60_000 });
+    expect(ses.accepted.get(key)?.count).toBe(1);
+    expect(sendgrid.requests).toHaveLength(0);
+    const history = await rt.operations.history(key);
+    expect(history.map((h) => `${h.step ?? 'send'}:${h.provider ?? ''}:${h.outcome}`)).toContain('send:ses:in_doubt');
+    expect(history.some((h) => h.provider === 'sendgrid')).toBe(false);
+  });
+});
