@@ -1,6 +1,7 @@
 import { Agent } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { PermanentError, RetryableError, ValidationError, parseRetryAfter } from '@singleshot/core';
+import { excerpt, header, jsonObject } from './api-transport';
 import { classifyHttpError, classifyHttpStatus, errorCode, errorFor } from './classify';
 import { startDeadline } from './deadline';
 import { exchange, type HttpCall, type HttpExchange } from './http-exchange';
@@ -15,9 +16,6 @@ import {
   type SendResult,
 } from './provider';
 
-/** Longest excerpt of a provider's answer we put into an error message. */
-const EXCERPT_CHARS = 200;
-
 function parseUrl(value: string, what: string): URL {
   let url: URL;
   try {
@@ -31,26 +29,10 @@ function parseUrl(value: string, what: string): URL {
   return url;
 }
 
-function excerpt(body: Buffer): string {
-  const text = body.toString('utf8', 0, Math.min(body.length, EXCERPT_CHARS * 4)).replace(/\s+/g, ' ').trim();
-  return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
-}
-
-function header(headers: IncomingHttpHeaders | undefined, name: string): string | undefined {
-  const value = headers?.[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
 /** The `id` of a JSON `{ "id": "…" }` body, or undefined for anything else. */
 function providerId(body: Buffer): string | undefined {
-  try {
-    const parsed: unknown = JSON.parse(body.toString('utf8'));
-    if (typeof parsed !== 'object' || parsed === null) return undefined;
-    const id = (parsed as { id?: unknown }).id;
-    return typeof id === 'string' && id.trim() !== '' ? id : undefined;
-  } catch {
-    return undefined;
-  }
+  const id = jsonObject(body)?.id;
+  return typeof id === 'string' && id.trim() !== '' ? id : undefined;
 }
 
 /**
