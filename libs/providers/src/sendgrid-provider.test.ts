@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RetryableError } from '@singleshot/core';
-import { startFakeSendgrid, type FakeProviderApi } from '@singleshot/test-harness';
-import { caught, ctx, faultMatrix, request } from '@singleshot/test-harness';
+import { caught, ctx, type FakeProviderApi, faultMatrix, request, startFakeSendgrid } from '@singleshot/test-harness';
 import { SENDGRID_OPERATION_ARG, SendgridProvider } from './sendgrid-provider';
 
 const make = (api: FakeProviderApi, timeoutMs: number) =>

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeSes, type FakeProviderApi } from '@singleshot/test-harness';
-import { ctx, faultMatrix, request } from '@singleshot/test-harness';
+import { caught, ctx, type FakeProviderApi, faultMatrix, request, startFakeSes } from '@singleshot/test-harness';
 import { SES_OPERATION_TAG, SesProvider } from './ses-provider';
 import type { SendRequest } from './provider';
 
@@ -44,5 +43,25 @@ describe('ses: request shape', () => {
     api.script({ status: 200, body: {} });
     await expect(provider.send(request('c@example.test'), ctx())).rejects.toMatchObject({ code: 'NO_PROVIDER_ID' });
     await provider.close();
+  });
+
+  it('no region anywhere: retryable and safe to fall back, nothing sent', async () => {
+    const saved = { region: process.env.AWS_REGION, fallback: process.env.AWS_DEFAULT_REGION, config: process.env.AWS_CONFIG_FILE };
+    delete process.env.AWS_REGION;
+    delete process.env.AWS_DEFAULT_REGION;
+    process.env.AWS_CONFIG_FILE = '/nonexistent/aws-config';
+    try {
+      const before = api.requests.length;
+      const provider = new SesProvider({ type: 'ses', name: 'ses', endpoint: api.origin, credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }, from: 'a@example.test' });
+      const err = await caught(provider.send(request('d@example.test'), ctx()));
+      expect(err).toMatchObject({ name: 'RetryableError', code: 'AWS_CONFIG_UNAVAILABLE', safeToFallback: true });
+      expect(api.requests.length).toBe(before);
+      await provider.close();
+    } finally {
+      for (const [k, v] of [['AWS_REGION', saved.region], ['AWS_DEFAULT_REGION', saved.fallback], ['AWS_CONFIG_FILE', saved.config]] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
   });
 });

@@ -3,6 +3,7 @@ import { RetryableError, SingleshotError, parseRetryAfter } from '@singleshot/co
 import { errorCode, errorFor } from './classify';
 import { classifySdkTransport, classifySesError } from './classify-native';
 import { startDeadline } from './deadline';
+import { InFlight } from './in-flight';
 import { resolveOptions } from './provider-options';
 import { OPERATION_HEADER } from './smtp-provider';
 import type { CallContext, Provider, ProviderDeps, SendRequest, SendResult, SesProviderConfig, SesProviderOptions } from './provider';
@@ -32,12 +33,12 @@ export class SesProvider implements Provider {
   readonly name: string;
   private readonly options: SesProviderConfig;
   private readonly client: SESv2Client;
-  private readonly inFlight = new Set<Promise<unknown>>();
-  private closed = false;
+  private readonly inFlight: InFlight;
 
   constructor(input: SesProviderOptions, _deps: ProviderDeps = {}) {
     this.options = resolveOptions(input);
     this.name = this.options.name;
+    this.inFlight = new InFlight(this.name);
     const { region, endpoint, credentials, timeoutMs } = this.options;
     const config: SESv2ClientConfig = {
       maxAttempts: 1,
@@ -58,21 +59,11 @@ export class SesProvider implements Provider {
   }
 
   async send(req: SendRequest, ctx: CallContext): Promise<SendResult> {
-    if (this.closed) throw new RetryableError(`${this.name}: provider is closed`, 'PROVIDER_CLOSED', { safeToFallback: true });
-    const call = this.call(req, ctx);
-    this.inFlight.add(call);
-    try {
-      return await call;
-    } finally {
-      this.inFlight.delete(call);
-    }
+    return this.inFlight.run(() => this.call(req, ctx));
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await Promise.allSettled([...this.inFlight]);
-    this.client.destroy();
+    if (await this.inFlight.close()) this.client.destroy();
   }
 
   private async call(req: SendRequest, ctx: CallContext): Promise<SendResult> {

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InDoubtError, RetryableError } from '@singleshot/core';
-import { startFakeSlack, type FakeProviderApi } from '@singleshot/test-harness';
-import { caught, ctx, faultMatrix, request } from '@singleshot/test-harness';
+import { caught, ctx, type FakeProviderApi, faultMatrix, request, startFakeSlack } from '@singleshot/test-harness';
 import { SLACK_EVENT_TYPE, SlackProvider } from './slack-provider';
 
 const make = (api: FakeProviderApi, timeoutMs: number) =>

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import addressparser from 'nodemailer/lib/addressparser';
-import { PermanentError, RetryableError, ValidationError } from '@singleshot/core';
+import { PermanentError, ValidationError } from '@singleshot/core';
 import { classifySmtpError, errorCode, errorFor, type SmtpPhase } from './classify';
 import { startDeadline, type Deadline } from './deadline';
 import {
@@ -15,6 +15,7 @@ import {
   type SmtpProviderConfig,
   type SmtpProviderOptions,
 } from './provider';
+import { InFlight } from './in-flight';
 import { resolveOptions } from './provider-options';
 
 /** Header that carries the operation key next to the Message-ID (survives gateways that rewrite ids). */
@@ -61,12 +62,12 @@ export class SmtpProvider implements Provider {
   private readonly envelopeFrom: string;
   private readonly timeoutMs: number;
   private readonly logger: ProviderLogger | undefined;
-  private readonly inFlight = new Set<Promise<unknown>>();
-  private closed = false;
+  private readonly inFlight: InFlight;
 
   constructor(input: SmtpProviderOptions, deps: ProviderDeps = {}) {
     const options = resolveOptions(input);
     this.name = options.name;
+    this.inFlight = new InFlight(options.name);
     this.options = options;
     this.logger = deps.logger;
     this.timeoutMs = options.timeoutMs;
@@ -83,23 +84,15 @@ export class SmtpProvider implements Provider {
   }
 
   async send(req: SendRequest, ctx: CallContext): Promise<SendResult> {
-    if (this.closed) {
-      throw new RetryableError(`${this.name}: provider is closed`, 'PROVIDER_CLOSED', { safeToFallback: true });
-    }
-    const deadline = startDeadline(ctx, this.timeoutMs);
-    const call = this.deliver(req, deadline).finally(() => deadline.dispose());
-    this.inFlight.add(call);
-    try {
-      return await call;
-    } finally {
-      this.inFlight.delete(call);
-    }
+    return this.inFlight.run(() => {
+      const deadline = startDeadline(ctx, this.timeoutMs);
+      return this.deliver(req, deadline).finally(() => deadline.dispose());
+    });
   }
 
   /** Stops new sends and waits for the ones in flight (each bounded by its deadline). */
   async close(): Promise<void> {
-    this.closed = true;
-    await Promise.allSettled([...this.inFlight]);
+    await this.inFlight.close();
   }
 
   private async compose(req: SendRequest, messageId: string): Promise<Buffer> {

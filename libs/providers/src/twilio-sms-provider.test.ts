@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PermanentError, RetryableError } from '@singleshot/core';
-import { startFakeTwilio, type FakeProviderApi } from '@singleshot/test-harness';
-import { caught, ctx, faultMatrix, request } from '@singleshot/test-harness';
+import { caught, ctx, type FakeProviderApi, faultMatrix, request, startFakeTwilio } from '@singleshot/test-harness';
 import { TwilioSmsProvider } from './twilio-sms-provider';
 
 const SID = `AC${'0123456789abcdef'.repeat(2)}`;
