@@ -121,8 +121,10 @@ export const TWILIO_ERROR_TABLE: Readonly<Record<number, Outcome>> = {
   20500: 'retry',
   20503: 'retry',
   // The recipient: 21211 invalid 'To', 21614 not a mobile number, 21610 unsubscribed (STOP),
-  // 21612 cannot route to it, 21408 region not enabled, 21265 'To' is a short code.
+  // 21612 cannot route to it, 21408 region not enabled, 21265 'To' is a short code,
+  // 21608 an unverified number on a trial account.
   21211: 'permanent',
+  21608: 'permanent',
   21614: 'permanent',
   21610: 'permanent',
   21612: 'permanent',
