@@ -14,9 +14,7 @@ for (const app of readdirSync('apps')) {
   const main = join('apps', app, 'src', 'main.ts');
   if (existsSync(main)) entries[`apps/${app}/main`] = main;
 }
-for (const extra of ['test/chaos/main.ts', 'test/harness/worker-process.ts']) {
-  if (existsSync(extra)) entries[extra.replace(/\.ts$/, '')] = extra;
-}
+entries['test/chaos/main'] = 'test/chaos/main.ts';
 
 await build({
   entryPoints: entries,

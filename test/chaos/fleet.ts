@@ -182,7 +182,7 @@ export class ChaosFleet {
       while ((nl = buffer.indexOf('\n')) >= 0) {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
-        if (line.includes('"singleshot started"')) m.started = true;
+        if (logEvent(line) === 'singleshot_started') m.started = true;
         else if (/"level":(40|50|60|"warn"|"error"|"fatal")/.test(line)) {
           m.remember(line);
           this.keep(m, line);
@@ -203,5 +203,15 @@ export class ChaosFleet {
       if (Date.now() > deadline) throw new Error(`${m.name} did not start within 60 s:\n${m.tail()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
+  }
+}
+
+/** The `event` field of a JSON log line (lifecycle lines carry one); undefined for other lines. */
+function logEvent(line: string): unknown {
+  if (!line.includes('"event"')) return undefined;
+  try {
+    return (JSON.parse(line) as { event?: unknown }).event;
+  } catch {
+    return undefined;
   }
 }

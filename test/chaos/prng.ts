@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '@singleshot/core';
 
 /**
  * A small seeded PRNG (mulberry32). Every schedule of a chaos run draws from a
@@ -21,7 +21,8 @@ export interface Prng {
 
 /** A 32-bit seed from any string, so `--seed 7` and `--seed fuzz-7` both work. */
 export function seedOf(text: string): number {
-  return createHash('sha256').update(text).digest().readUInt32BE(0);
+  // The first 32 bits of the digest, big-endian.
+  return Number.parseInt(sha256Hex(text).slice(0, 8), 16);
 }
 
 export function prng(seed: string | number, stream: string): Prng {

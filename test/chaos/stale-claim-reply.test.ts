@@ -1,5 +1,4 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
 import { enqueueDeliveries } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
 import {
@@ -16,6 +15,7 @@ import {
   type TestRedis,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
+import { deliverJob } from '@singleshot/test-jobs';
 
 // A finding of the chaos suite (seed 4, 300 events: 10 operations POSTed twice
 // after a SIGSTOP of a delivery process), made deterministic:
@@ -34,7 +34,6 @@ import { testRuntime } from '../support/runtime';
 // Fixed in apps/delivery: the lease now runs from when the claim was sent
 // (`keepLease({ startedAt: claimSentAt })`), so A finds its lease spent on
 // waking, releases instead of sending, and its commit is stale.
-const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 
 describe('regression: a claim reply read after a pause (chaos seed 4)', () => {
   let redis: TestRedis;
@@ -72,11 +71,10 @@ describe('regression: a claim reply read after a pause (chaos seed 4)', () => {
     const a = spawnApps('delivery', viaProxy.file);
     procs.push(a);
     await a.metricsPort();
-    const key = hex('op:stale-claim-reply');
+    const job = deliverJob('stale-claim-reply', { recipient: 'stale@example.com' });
+    const key = job.operationKey;
     proxy.set({ kind: 'latency', delayMs: 700 });
-    await enqueueDeliveries(rt.queues.deliver, [
-      { operationKey: key, messageKey: hex('msg:stale-claim-reply'), route: 'test', action: 'notify:v1', recipient: 'stale@example.com', channel: 'webhook', subject: 's', text: 't', data: {}, firstArrivalAt: Date.now() },
-    ]);
+    await enqueueDeliveries(rt.queues.deliver, [job]);
     // Redis ran A's claim; its answer is still on the way.
     await waitUntil(async () => (await rt.operations.get(key))?.status === 'sending', 'the claim to run', { intervalMs: 5, timeoutMs: 30_000 });
     a.signal('SIGSTOP');
@@ -89,7 +87,7 @@ describe('regression: a claim reply read after a pause (chaos seed 4)', () => {
     a.signal('SIGCONT');
     // A either sends again (the bug) or commits stale/releases: wait for its stale-commit warning or a second POST.
     await waitUntil(
-      () => sink.countFor(key) > 1 || a.logs.some((l) => String(l.msg).includes('fence superseded')),
+      () => sink.countFor(key) > 1 || a.logs.some((l) => l.event === 'fence_superseded'),
       'worker A to act on its stale claim',
       { timeoutMs: 30_000 },
     );

@@ -97,7 +97,7 @@ export interface ExpectedOperation {
   rejected: boolean;
 }
 
-/** Operation keys the pipeline must derive for these events (DESIGN.md "Vocabulary"), computed independently. */
+/** Operation keys the pipeline must derive for these events (docs/protocol.md "Names"), computed independently. */
 export function expectedOperations(events: ChaosEvent[]): Map<string, ExpectedOperation> {
   const action = parseAction(CHAOS_ACTION);
   const out = new Map<string, ExpectedOperation>();

@@ -85,7 +85,7 @@ describe('apps run alone', () => {
     for (const p of metricsPorts) {
       const res = await fetch(`http://127.0.0.1:${p}/readyz`);
       expect(res.status).toBe(200);
-      // Ready means Redis answers and the app's worker runs (CONTRACT.md /readyz).
+      // Ready means Redis answers and the app's worker runs (docs/contract.md /readyz).
       const { checks } = (await res.json()) as { checks: Record<string, string> };
       expect(checks.redis).toBe('ok');
       expect(Object.entries(checks).filter(([k]) => k.endsWith('-worker')).map(([, v]) => v)).toEqual(['running']);

@@ -14,7 +14,7 @@ import {
   type TestRedis,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
-import { deliverJob } from '../support/deliver-job';
+import { deliverJob } from '@singleshot/test-jobs';
 
 // Delivery under real process faults: racing workers, SIGKILL after the claim,
 // SIGSTOP past the lease, and misbehaving providers. Each case uses a fresh
@@ -116,7 +116,7 @@ describe('delivery under faults', () => {
     expect(sink.accepted.get(data.operationKey)?.count).toBe(1);
     const record = await rt.operations.get(data.operationKey);
     expect(record).toMatchObject({ attempts: 2, fence: '2' });
-    // It asked the provider before sending again (invariant 5).
+    // It asked the provider before sending again (docs/protocol.md invariant 5).
     expect(sink.lookups.filter((l) => l.key === data.operationKey)).toEqual([{ key: data.operationKey, found: false }]);
     expect((await journalTypes(data.operationKey)).filter((t) => t === 'sent')).toHaveLength(1);
     await b.stop();

@@ -74,7 +74,7 @@ describe('IMAP: UIDs are a cursor, never identity', () => {
     expect((await f.waitArrivals(key, 'imap', 2)).arrivals).toBe(2);
     await f.waitQuiet();
     await expectOneNotification('uidvalidity', key);
-    expect(f.main.logs.some((l) => l.mailboxId === 'uidvalidity' && String(l.msg).startsWith('UIDVALIDITY changed'))).toBe(true);
+    expect(f.main.logs.some((l) => l.mailboxId === 'uidvalidity' && l.event === 'imap_uidvalidity_changed')).toBe(true);
   });
 
   it('Dovecot restarted while the poller runs: it reconnects and picks up what arrived meanwhile', async () => {
@@ -83,7 +83,7 @@ describe('IMAP: UIDs are a cursor, never identity', () => {
     const before = await f.dovecot.appendMail(FOLDERS.restart, mail('before'));
     await f.waitSent('restart', key('before'));
     await waitCursor('restart', before.uidValidity, before.uid);
-    const reconnectsBefore = f.main.logs.filter((l) => l.mailboxId === 'restart' && l.msg === 'IMAP reconnected').length;
+    const reconnectsBefore = f.main.logs.filter((l) => l.mailboxId === 'restart' && l.event === 'imap_reconnected').length;
 
     await f.dovecot.pause();
     // Delivered by the MTA while the IMAP server is down (written into the maildir).
@@ -94,7 +94,7 @@ describe('IMAP: UIDs are a cursor, never identity', () => {
     await f.waitSent('restart', key('while-down'));
     await f.waitSent('restart', key('after'));
     await waitUntil(
-      () => f.main.logs.filter((l) => l.mailboxId === 'restart' && l.msg === 'IMAP reconnected').length > reconnectsBefore,
+      () => f.main.logs.filter((l) => l.mailboxId === 'restart' && l.event === 'imap_reconnected').length > reconnectsBefore,
       'the restart poller to log its reconnect',
     );
     await f.waitQuiet();

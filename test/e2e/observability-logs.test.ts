@@ -39,7 +39,7 @@ let fleet: AppProcess;
 let cleanup: () => void;
 let output = '';
 
-/** `X-Singleshot-Signature` of a body (CONTRACT.md: HMAC-SHA256 of the raw bytes). */
+/** `X-Singleshot-Signature` of a body (docs/contract.md: HMAC-SHA256 of the raw bytes). */
 const signBody = (body: string, secret: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 /** A Redis that requires a password (the harness' Redis has none). */
@@ -143,9 +143,9 @@ describe('secrets in logs', () => {
     const mailed = { id: 'evt-secret-3', source: 'shop', type: 'order.mailed', recipients: ['m@example.com'], data: {} };
     signedHeaders.push(signBody(JSON.stringify(mailed), SECRETS.signing));
     expect((await post(mailed)).status).toBe(202);
-    await waitUntil(() => fleet.logs.some((l) => l.msg === 'operation dead; recorded in the DLQ'), 'the SMTP operation to die', { timeoutMs: 30_000 });
+    await waitUntil(() => fleet.logs.some((l) => l.event === 'operation_dead'), 'the SMTP operation to die', { timeoutMs: 30_000 });
     // The IMAP password: the poller fails to connect and logs it.
-    await waitUntil(() => fleet.logs.some((l) => /IMAP/.test(String(l.msg)) && l.level !== 'info'), 'the IMAP poller to log its failure', { timeoutMs: 30_000 });
+    await waitUntil(() => fleet.logs.some((l) => String(l.event).startsWith('imap_') && l.level !== 'info'), 'the IMAP poller to log its failure', { timeoutMs: 30_000 });
 
     // Dashboard credentials: wrong and right, both schemes.
     const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -169,8 +169,11 @@ describe('secrets in logs', () => {
     const lines = output.split('\n').filter(Boolean);
     expect(lines.filter((l) => l.startsWith('{"level":"debug"')).length).toBeGreaterThan(2);
     expect(fleet.logs.filter((l) => l.msg === 'dashboard authentication failed')).toHaveLength(3);
-    for (const msg of ['ingest listening', 'dashboard listening', 'operation dead; recorded in the DLQ', 'shutdown complete']) {
+    for (const msg of ['ingest listening', 'dashboard listening']) {
       expect(fleet.logs.map((l) => l.msg), msg).toContain(msg);
+    }
+    for (const event of ['operation_dead', 'shutdown_complete']) {
+      expect(fleet.logs.map((l) => l.event), event).toContain(event);
     }
     const forbidden = [
       ...Object.values(SECRETS),

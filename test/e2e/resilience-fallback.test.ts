@@ -14,7 +14,7 @@ import {
   type TestRedis,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
-import { deliverJob } from '../support/deliver-job';
+import { deliverJob } from '@singleshot/test-jobs';
 
 // The provider fallback chain and the circuit breaker in real delivery
 // processes, against two real HTTP providers: `a` (primary, with lookup) and `b`.

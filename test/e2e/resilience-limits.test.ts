@@ -18,7 +18,7 @@ import {
   type TestRedis,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
-import { deliverJob } from '../support/deliver-job';
+import { deliverJob } from '@singleshot/test-jobs';
 
 // Per-recipient limits in a real delivery process: the (N+1)th operation for a
 // recipient within the window ends `suppressed`, journaled and counted, is listed

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { DeliverJobData } from '@singleshot/core';
 import { enqueueDeliveries } from '@singleshot/queues';
@@ -19,7 +18,7 @@ import {
   type TestRedis,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
-import { deliverJob } from '../support/deliver-job';
+import { deliverJob, hexKey } from '@singleshot/test-jobs';
 
 // The DLQ and replay through the real CLI (`singleshot dlq …`) against a real
 // delivery process: replay reuses the operation key, sends once, journals who,
@@ -32,7 +31,6 @@ let fleet: AppProcess;
 let configFile: string;
 let cleanup: () => void;
 
-const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 function job(name: string): DeliverJobData {
   return deliverJob(name, { subject: `s ${name}`, text: `t ${name}` });
 }
@@ -155,7 +153,7 @@ describe('dlq list / show / replay', () => {
     await waitUntil(async () => (await status(exhausted.operationKey)) === 'sent', 'the --all replay to be sent', { timeoutMs: 60_000 });
     expect(sink.accepted.get(exhausted.operationKey)?.count).toBe(1);
 
-    const missing = await cli('replay', hex('never-existed'));
+    const missing = await cli('replay', hexKey('never-existed'));
     expect(missing.code).toBe(1);
     expect(missing.stdout).toMatch(/not found/);
     expect(await fleet.metric('singleshot_dlq_depth')).toBe(0);

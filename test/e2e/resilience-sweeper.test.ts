@@ -14,7 +14,7 @@ import {
   type TestRedis,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
-import { deliverJob } from '../support/deliver-job';
+import { deliverJob } from '@singleshot/test-jobs';
 
 // The recovery sweeper in real delivery processes: operations left `in_doubt`
 // or `sending` by a dead process whose deliver job is gone are found after
@@ -94,7 +94,7 @@ describe('recovery sweeper', () => {
     expect(await journalTypes(data.operationKey)).toEqual(['in_doubt', 'sent']);
     expect((await rt.operations.get(data.operationKey))?.externalId).toBe(sink.accepted.get(data.operationKey)?.id);
     await waitUntil(async () => (await sweeping.metric('singleshot_operations_in_doubt')) === 0, 'the in-doubt gauge to drop', { timeoutMs: 30_000 });
-    expect(sweeping.logs.some((l) => l.msg === 'sweeper: deliver job was missing; re-enqueued' && l.operationKey === data.operationKey)).toBe(true);
+    expect(sweeping.logs.some((l) => l.event === 'sweeper_requeued' && l.operationKey === data.operationKey)).toBe(true);
   });
 
   it('a worker SIGKILLed mid-send and its job removed: after the lease another process sends it, once', async () => {

@@ -16,7 +16,7 @@ import {
   type TestRedis,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
-import { deliverJob } from '../support/deliver-job';
+import { deliverJob } from '@singleshot/test-jobs';
 
 // Graceful shutdown of a real delivery process (`singleshot start --only
 // delivery`) while a provider call is in flight: SIGTERM lets the call finish
@@ -122,7 +122,7 @@ describe('SIGTERM during a send', () => {
     expect(await a.exited()).toBe(0);
     // The call in flight was answered and committed before the process left.
     expect((await rt.operations.get(inFlight.operationKey))?.status).toBe('sent');
-    expect(a.logs.map((l) => l.msg)).toContain('shutdown complete');
+    expect(a.logs.map((l) => l.event)).toContain('shutdown_complete');
     // Concurrency 1: the second job had not started, so the stopping worker did not take it.
     expect(sink.countFor(queued.operationKey)).toBe(0);
     expect((await rt.operations.get(queued.operationKey))?.status ?? 'unclaimed').not.toBe('sent');
@@ -151,7 +151,7 @@ describe('SIGTERM during a send', () => {
     await sink.waitFor((s) => s.accepted.has(op.operationKey), { what: 'the provider to accept the send' });
 
     a.signal('SIGTERM');
-    await waitUntil(() => a.logs.some((l) => l.msg === 'shutting down: finishing or releasing in-flight work'), 'the first signal to be handled');
+    await waitUntil(() => a.logs.some((l) => l.event === 'shutdown_started'), 'the first signal to be handled');
     a.signal('SIGTERM');
     expect(await a.exited()).toBe(130);
     expect((await rt.operations.get(op.operationKey))?.status).toBe('sending');
@@ -188,7 +188,7 @@ describe('SIGTERM during a send', () => {
       expect((await rt.operations.get(op.operationKey))?.status).toBe('sending');
 
       a.signal('SIGTERM');
-      await waitUntil(() => a.logs.some((l) => l.msg === 'shutting down: finishing or releasing in-flight work'), 'the signal to be handled');
+      await waitUntil(() => a.logs.some((l) => l.event === 'shutdown_started'), 'the signal to be handled');
       gate.open();
       expect(await a.exited()).toBe(0);
       // Released untouched: nothing new sent, still in doubt, the lock free, the job scheduled again.

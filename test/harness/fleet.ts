@@ -75,7 +75,7 @@ export function spawnApps(only: string, configFile: string, env: Record<string, 
       waitUntil(
         () => {
           if (child.exitCode !== null) throw new Error(`app exited: ${stderr}`);
-          const line = logs.find((l) => l.msg === 'singleshot started');
+          const line = logs.find((l) => l.event === 'singleshot_started');
           return (line?.metricsPort as number | undefined) ?? (line?.ingestPort as number | undefined);
         },
         `app ${only} to start`,

@@ -4,7 +4,7 @@ import { waitUntil } from './free-port';
 
 /**
  * A real HTTP notification provider for tests, on 127.0.0.1 (ephemeral port).
- * It implements the provider side of CONTRACT.md "Outbound HTTP provider" as an
+ * It implements the provider side of docs/contract.md "Outbound HTTP provider" as an
  * idempotent provider would:
  *
  * - `POST /send` with `Idempotency-Key`: records the request; on acceptance

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from './errors';
 
-/** Operation and message keys are sha256 hex digests (DESIGN.md "Vocabulary"). */
+/** Operation and message keys are sha256 hex digests (docs/protocol.md "Names"). */
 export const hexKeySchema = z
   .string()
   .regex(/^[0-9a-f]{64}$/, 'expected a key of 64 lower-case hex characters (a sha256 digest)');

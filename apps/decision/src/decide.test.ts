@@ -1,12 +1,10 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex as sha } from '@singleshot/core';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { DecideJobData, DeliverJobData } from '@singleshot/core';
 import { routeSchema } from '@singleshot/config';
 import { createLogger } from '@singleshot/observability';
 import { decide, type DecideDeps } from './decide';
-
-const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
 const data: DecideJobData = {
   messageKey: sha('shop:evt-1'),

@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex as sha } from '@singleshot/core';
 import { describe, expect, it } from 'vitest';
 import type { DecideJobData, EventInput, MailInput } from '@singleshot/core';
 import { routeSchema, type RouteConfig } from '@singleshot/config';
 import { recipientProblem } from '@singleshot/providers';
 import { planOperations } from './decide';
 
-const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 // Routes go through the config schema, so defaults (recipients, template) are the real ones.
 const route = (r: Record<string, unknown>): RouteConfig => routeSchema.parse({ channel: 'webhook', action: 'notify', ...r });
 
@@ -44,7 +43,7 @@ function mailJob(patch: Partial<MailInput> = {}): DecideJobData {
 }
 
 describe('planOperations', () => {
-  it('makes one operation per event recipient with the DESIGN.md operation key', () => {
+  it('makes one operation per event recipient with the docs/protocol.md operation key', () => {
     const data = eventJob();
     const { jobs, unrouted } = planOperations(data, [route({ name: 'orders', match: { source: 'shop' } })], mailboxes);
     expect(unrouted).toBeUndefined();

@@ -1,12 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { createHash } from 'node:crypto';
 import { InDoubtError, PermanentError, RetryableError, type DeliverJobData } from '@singleshot/core';
 import { BreakerRegistry, type CallContext, type LookupResult, type Provider, type SendRequest } from '@singleshot/providers';
 import { KeyBuilder, OperationStore, createRedis } from '@singleshot/store';
 import { createLogger, createMetrics, type Metrics } from '@singleshot/observability';
 import type { DeadJobData } from '@singleshot/queues';
 import { startTestRedis, waitUntil, type TestRedis } from '@singleshot/test-harness';
+import { deliverJob } from '@singleshot/test-jobs';
 import { deliver, type DeliverDeps } from './deliver';
 import { commitMarginMs } from './send-chain';
 
@@ -63,10 +63,8 @@ const dead: DeadJobData[] = [];
 const breakerRegistries: BreakerRegistry[] = [];
 let n = 0;
 
-const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 function job(): DeliverJobData {
-  const name = `op-${++n}-${Date.now()}`;
-  return { operationKey: hex(name), messageKey: hex(`m${name}`), route: 'orders', action: 'notify:v1', recipient: `${name}@example.com`, channel: 'webhook', subject: 's', text: 't', data: {}, firstArrivalAt: Date.now() };
+  return deliverJob(`dc-${++n}-${Date.now()}`, { route: 'orders' });
 }
 
 function deps(chain: Provider[], extra: Partial<DeliverDeps> & { providerAttempts?: number; leaseMs?: number; inDoubtPolicy?: 'resend' | 'dead' } = {}): DeliverDeps {

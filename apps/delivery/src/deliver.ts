@@ -80,7 +80,7 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
   }
   // Earlier claims since the last replay decide the fallback position (a replay resets attempts).
   const prior: AttemptRecord[] = claim.attempts > 1 ? await deps.operations.history(job.operationKey) : [];
-  // A previous attempt may have reached a provider: reconcile before any send (invariant 5).
+  // A previous attempt may have reached a provider: reconcile before any send (docs/protocol.md invariant 5).
   if (claim.previousStatus === 'sending' || claim.previousStatus === 'in_doubt') {
     const verdict = await reconcile(job.operationKey, chain, claim, deps);
     switch (verdict.kind) {

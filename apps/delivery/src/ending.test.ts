@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { InDoubtError, PermanentError, RetryableError, sha256Hex, type DeliverJobData } from '@singleshot/core';
+import { InDoubtError, PermanentError, RetryableError, type DeliverJobData } from '@singleshot/core';
 import type { Provider, SendRequest } from '@singleshot/providers';
 import { KeyBuilder, OperationStore, RateLimiter, createRedis } from '@singleshot/store';
 import { createLogger, createMetrics, type Metrics } from '@singleshot/observability';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
+import { deliverJob } from '@singleshot/test-jobs';
 import { deliver, type DeliverDeps } from './deliver';
 
 // Every ending of a claimed attempt adds exactly one `singleshot_deliveries_total`
@@ -20,8 +21,7 @@ const logger = createLogger({ app: 'test', level: 'silent' });
 let n = 0;
 
 function job(): DeliverJobData {
-  const name = `en-${++n}-${Date.now()}`;
-  return { operationKey: sha256Hex(name), messageKey: sha256Hex(`m-${name}`), route: 'orders', action: 'notify:v1', recipient: `${name}@example.com`, channel: 'webhook', subject: 's', text: 't', data: {}, firstArrivalAt: Date.now() };
+  return deliverJob(`en-${++n}-${Date.now()}`, { route: 'orders' });
 }
 
 /** A provider whose calls follow `script`; `lookup` when given. */

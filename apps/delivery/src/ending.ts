@@ -11,7 +11,7 @@ type CommitExtra = Omit<CommitInput, 'operationKey' | 'fence' | 'outcome' | 'mes
 
 /**
  * The one owner of every ending of a claimed attempt: it turns the decision
- * into the fenced commit (state, history, journal entry; docs/protocol.md,
+ * into the fenced commit (state, history, journal entry; docs/protocol.md
  * invariants 4 and 7), the DLQ record of a dead operation, the log line, and
  * exactly one `singleshot_deliveries_total` sample whose `result` says how the
  * attempt ended. A `retry` or `in_doubt` of the last attempt ends `dead`; a

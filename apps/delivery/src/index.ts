@@ -1,6 +1,5 @@
 export * from './deliver';
 export * from './deliver-types';
-export * from './ending';
 export * from './lease-keeper';
 export * from './reconcile';
 export * from './worker';

@@ -1,5 +1,5 @@
 /**
- * Keeps an operation's lease alive while a send runs (invariant 10). Extends at
+ * Keeps an operation's lease alive while a send runs (docs/protocol.md invariant 10). Extends at
  * a third of the lease; when an extension is refused (a later claim exists) or
  * fails for longer than the lease, it aborts `signal` so the holder stops: a
  * holder that lost its lease must not commit, and should not keep a provider

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { createHash } from 'node:crypto';
 import type { DeliverJobData } from '@singleshot/core';
 import type { Provider } from '@singleshot/providers';
 import { JournalReader, KeyBuilder, OperationStore, RateLimiter, createRedis, replayOperationState } from '@singleshot/store';
 import { createLogger, createMetrics } from '@singleshot/observability';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
+import { deliverJob } from '@singleshot/test-jobs';
 import { deliver, type DeliverDeps } from './deliver';
 
 // Per-recipient limits inside `deliver`, on a real Redis.
@@ -25,11 +25,9 @@ const sink: Provider = {
   close: async () => undefined,
 };
 
-const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 let n = 0;
 function job(recipient: string, route = 'orders'): DeliverJobData {
-  const name = `lm-${++n}`;
-  return { operationKey: hex(name), messageKey: hex(`m-${name}`), route, action: 'notify:v1', recipient, channel: 'webhook', subject: 's', text: 't', data: {}, firstArrivalAt: 1 };
+  return deliverJob(`lm-${++n}`, { recipient, route, firstArrivalAt: 1 });
 }
 
 function deps(limits: { global?: { max: number; windowSeconds: number }; routes?: Record<string, { max: number; windowSeconds: number }> }): DeliverDeps {

@@ -13,7 +13,7 @@ export type ReconcileVerdict =
 
 /**
  * Asks the providers a previous attempt may have reached whether they have the
- * operation (invariant 5). After an in-doubt outcome that is the provider it
+ * operation (docs/protocol.md invariant 5). After an in-doubt outcome that is the provider it
  * names; after a crash mid-send (`sending`) it can be any provider of the chain.
  * A provider that cannot be asked follows `inDoubtPolicy`: `resend` accepts the
  * risk of a second copy (SMTP carries the same Message-ID), `dead` stops.

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { createHash } from 'node:crypto';
 import { Worker } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
 import { KeyBuilder, OperationStore, createRedis } from '@singleshot/store';
 import { enqueueDeliveries, openQueues, type Queues } from '@singleshot/queues';
 import { createLogger } from '@singleshot/observability';
+import { deliverJob, hexKey } from '@singleshot/test-jobs';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
 import { RecoverySweeper, type SweeperDeps } from './sweeper';
 
@@ -22,11 +22,9 @@ const past = () => Date.now() - HOUR;
 const logger = createLogger({ app: 'test', level: 'silent' });
 const sweepers: RecoverySweeper[] = [];
 
-const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 let n = 0;
 function job(): DeliverJobData {
-  const name = `sw-${++n}`;
-  return { operationKey: hex(name), messageKey: hex(`m-${name}`), route: 'r', action: 'notify:v1', recipient: `${name}@example.com`, channel: 'webhook', subject: 's', text: 't', data: { n }, firstArrivalAt: 1 };
+  return deliverJob(`sw-${++n}`, { firstArrivalAt: 1 });
 }
 
 function sweeper(workerId = 'w1', extra: Partial<SweeperDeps> = {}): RecoverySweeper {
@@ -116,7 +114,7 @@ describe('RecoverySweeper', () => {
     await ops.commit({ operationKey: data.operationKey, fence: claim.fence, outcome: 'sent', messageKey: data.messageKey, recipient: data.recipient, channel: data.channel, externalId: 'x' });
     // A stale entry (say, restored from an older AOF) and one whose state expired.
     await redis.zadd(keys.activeIndexOf(data.operationKey), past(), data.operationKey);
-    const gone = hex('gone');
+    const gone = hexKey('gone');
     await redis.zadd(keys.activeIndexOf(gone), past(), gone);
     const report = await sweeper().sweepOnce();
     expect(report.cleaned).toBeGreaterThanOrEqual(2);

@@ -118,7 +118,7 @@ export class RecoverySweeper {
         await this.index.touch(operationKey, now + leaseMs + intervalMs);
         if (result === 'added') {
           report.requeued.push(operationKey);
-          this.deps.logger.warn({ operationKey, status }, 'sweeper: deliver job was missing; re-enqueued');
+          this.deps.logger.warn({ event: 'sweeper_requeued', operationKey, status }, 'sweeper: deliver job was missing; re-enqueued');
         } else {
           report.alive++;
         }

@@ -18,7 +18,7 @@ export interface AcceptResult {
 
 /**
  * Takes one arrival of a message. Resolves only once the message's decide job
- * is in Redis (invariant 2: ack after effect); throws StoreUnavailableError
+ * is in Redis (docs/protocol.md invariant 2: ack after effect); throws StoreUnavailableError
  * otherwise. `accepted` goes to exactly one arrival, `duplicate` to all others.
  */
 export async function acceptMessage(

@@ -16,7 +16,7 @@ export interface IngestAppOptions {
   providerWebhooks?: Router;
 }
 
-/** The ingest HTTP API (CONTRACT.md "Ingest HTTP API"). */
+/** The ingest HTTP API (docs/contract.md "Ingest HTTP API"). */
 export function createIngestApp({ ctx, registry, ready, providerWebhooks }: IngestAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');

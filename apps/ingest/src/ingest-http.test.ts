@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex as sha } from '@singleshot/core';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
@@ -8,7 +8,6 @@ import { parseRawMail } from '@singleshot/mail';
 import type { DecideJobData } from '@singleshot/core';
 import { startIngest, type IngestApp } from './server';
 
-const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const MAX_BODY = 8_192;
 
 let redis: TestRedis;

@@ -1,11 +1,9 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex as sha } from '@singleshot/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRedis, waitUntil, type TestRedis } from '@singleshot/test-harness';
 import { parseConfig } from '@singleshot/config';
 import { createRuntime, type Runtime } from '@singleshot/runtime';
 import { startIngest, type IngestApp } from './server';
-
-const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
 let redis: TestRedis;
 let rt: Runtime;

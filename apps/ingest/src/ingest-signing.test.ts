@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex as sha } from '@singleshot/core';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
@@ -7,7 +7,6 @@ import { createRuntime, type Runtime } from '@singleshot/runtime';
 import { startIngest, type IngestApp } from './server';
 import { SIGNATURE_HEADER, signBody } from './signature';
 
-const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const OLD_SECRET = 'old-secret-0123456789';
 const NEW_SECRET = 'new-secret-9876543210';
 

@@ -1,6 +1,6 @@
 import { ensureSection, type RawObject } from './raw';
 
-/** Environment variables that override config keys (CONTRACT.md "Environment"). */
+/** Environment variables that override config keys (docs/contract.md "Environment"). */
 export const ENV_OVERRIDES: ReadonlyArray<{ variable: string; paths: ReadonlyArray<readonly [string, string]>; numeric: boolean }> = [
   { variable: 'REDIS_URL', paths: [['redis', 'url']], numeric: false },
   { variable: 'PORT', paths: [['ingest', 'port']], numeric: true },

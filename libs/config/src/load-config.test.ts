@@ -29,7 +29,7 @@ describe('loadConfig', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('accepts the example of CONTRACT.md as it is', () => {
+  it('accepts the example of docs/contract.md as it is', () => {
     const { config, source } = loadConfig({ file: FIXTURE, env: {} });
     expect(source).toBe(FIXTURE);
     expect(config.redis.url).toBe('redis://127.0.0.1:6379');

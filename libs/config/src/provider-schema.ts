@@ -8,10 +8,10 @@ import { twilioSmsProviderSchema } from './providers/twilio-schema';
 /**
  * Providers per channel: an ordered fallback list. Delivery tries them in
  * order, and moves to the next one only when the previous certainly did not
- * take the message (DESIGN.md invariant 5).
+ * take the message (docs/protocol.md invariant 5).
  */
 
-/** CONTRACT.md "Outbound HTTP provider". */
+/** docs/contract.md "Outbound HTTP provider". */
 export const httpProviderSchema = z.strictObject({
   type: z.literal('http'),
   name: identifier,

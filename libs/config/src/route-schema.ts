@@ -63,7 +63,7 @@ export const templateSchema = z.strictObject({
  * and channel collapse into one operation (same operation key), so overlapping
  * routes cannot double-send.
  *
- * `recipients` defaults to `owner` for a `notify_owner` action (CONTRACT.md's
+ * `recipients` defaults to `owner` for a `notify_owner` action (docs/contract.md's
  * example relies on it: "the mailbox's owner") and to `event` otherwise.
  */
 export const routeSchema = z

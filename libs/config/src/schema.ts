@@ -5,7 +5,7 @@ import { providersSchema } from './provider-schema';
 import { routeSchema } from './route-schema';
 
 /**
- * The config file (CONTRACT.md "Config file"). Every section is optional and
+ * The config file (docs/contract.md "Config file"). Every section is optional and
  * filled with defaults; unknown keys are errors. Secrets (`password`, `token`,
  * `signingSecrets`) may instead be given as `<key>File`, read at load time.
  * Cross-field rules (a route's channel has providers, names are unique) live

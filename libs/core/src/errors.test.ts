@@ -4,7 +4,6 @@ import {
   PermanentError,
   RetryableError,
   SingleshotError,
-  StaleFenceError,
   ValidationError,
   classifyError,
   describeError,
@@ -28,8 +27,7 @@ describe('error classes', () => {
     expect(new RetryableError('x', 'Y', { safeToFallback: true }).safeToFallback).toBe(true);
   });
 
-  it('StaleFenceError and ValidationError have fixed and default codes', () => {
-    expect(new StaleFenceError().code).toBe('STALE_FENCE');
+  it('ValidationError has a default code', () => {
     expect(new ValidationError('bad', { path: 'a' }).code).toBe('INVALID_INPUT');
     expect(new ValidationError('bad', { path: 'a' }).details).toEqual({ path: 'a' });
     expect(new ValidationError('bad', undefined, 'INVALID_PROVIDER_CONFIG').code).toBe('INVALID_PROVIDER_CONFIG');
@@ -51,7 +49,7 @@ describe('classifyError', () => {
 
   it('treats unknown errors and non-errors as retryable', () => {
     expect(classifyError(new Error('permanent: invalid recipient'))).toBe('retry');
-    expect(classifyError(new StaleFenceError())).toBe('retry');
+    expect(classifyError(new SingleshotError('superseded', 'ANY'))).toBe('retry');
     expect(classifyError('boom')).toBe('retry');
     expect(classifyError(undefined)).toBe('retry');
   });

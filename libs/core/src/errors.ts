@@ -41,13 +41,6 @@ export class PermanentError extends SingleshotError {}
  */
 export class InDoubtError extends SingleshotError {}
 
-/** The fence token was superseded: this holder lost its lease and must not commit. */
-export class StaleFenceError extends SingleshotError {
-  constructor(message = 'fence token superseded; another holder owns this operation') {
-    super(message, 'STALE_FENCE');
-  }
-}
-
 /** Input that fails validation at a boundary (HTTP body, job payload, config). */
 export class ValidationError extends SingleshotError {
   readonly details: unknown;

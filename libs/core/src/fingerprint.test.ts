@@ -1,9 +1,7 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex as sha } from './hash';
 import { describe, expect, it } from 'vitest';
 import { canonicalBody, fallbackFingerprint, normalizeAddressList, normalizeDate, normalizeSubject, type FingerprintInput } from './fingerprint';
 import { mailMessageKey } from './keys';
-
-const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
 const base: FingerprintInput = {
   mailboxId: 'support',
@@ -15,7 +13,7 @@ const base: FingerprintInput = {
 const fp = (patch: Partial<FingerprintInput> = {}) => fallbackFingerprint({ ...base, ...patch });
 
 describe('fallbackFingerprint', () => {
-  it('follows DESIGN.md: sha256(mailbox \\n from \\n subject \\n date \\n sha256(body))', () => {
+  it('follows docs/protocol.md: sha256(mailbox \\n from \\n subject \\n date \\n sha256(body))', () => {
     const expected = sha(
       ['support', 'alice@example.com', 'Printer on fire', '2023-11-14T22:13:20.000Z', sha('Hello,\nthe printer is on fire.')].join('\n'),
     );

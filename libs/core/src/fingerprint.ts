@@ -1,7 +1,7 @@
 import { sha256Hex } from './hash';
 
 /**
- * Fallback fingerprint for mail without a usable Message-ID (DESIGN.md). A
+ * Fallback fingerprint for mail without a usable Message-ID (docs/protocol.md). A
  * compromise: two identical automated mails collide. Use only when no stable id
  * exists, and count each use.
  */

@@ -1,10 +1,8 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex as sha } from './hash';
 import { describe, expect, it } from 'vitest';
 import { eventMessageKey, formatAction, mailMessageKey, normalizeRecipient, operationKey, parseAction } from './keys';
 
 // Computed here with node:crypto, independently of the code under test.
-const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
-
 describe('message keys', () => {
   it('mail: sha256("mailbox:normalized Message-ID")', () => {
     expect(mailMessageKey('support', 'abc@example.com')).toBe(sha('support:abc@example.com'));

@@ -1,7 +1,7 @@
 import { sha256Hex } from './hash';
 
 /**
- * Identity keys (DESIGN.md "Vocabulary"). Every key is built from stable ids only:
+ * Identity keys (docs/protocol.md "Names"). Every key is built from stable ids only:
  * never arrival time, IMAP UID, queue attempt or flags.
  */
 

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from './hash';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SHARDS, shardOf, shardTag } from './shard';
 
-const key = (i: number) => createHash('sha256').update(`k${i}`).digest('hex');
+const key = (i: number) => sha256Hex(`k${i}`);
 
 describe('shardOf', () => {
   it('is in range and stable', () => {

@@ -4,7 +4,7 @@
  * Every ingest path ends here: the raw MIME path (IMAP, `message/rfc822`
  * webhooks) after parsing, and provider webhooks (Postmark JSON, Mailgun and
  * SendGrid parsed forms) that hand over fields without the raw message. The
- * same mail arriving both ways must get the same message key (DESIGN.md
+ * same mail arriving both ways must get the same message key (docs/protocol.md
  * invariant 1), so both paths run the same decoding, capping and identity
  * code below rather than two copies that could drift.
  */
@@ -22,7 +22,7 @@ export interface ParsedMail {
   /** Message key (64 hex chars): from the Message-ID, else the fallback fingerprint. */
   messageKey: string;
   input: MailInput;
-  /** Set when the fingerprint was used; callers count it in a metric (DESIGN.md). */
+  /** Set when the fingerprint was used; callers count it in a metric (docs/protocol.md). */
   identityFallbackReason?: IdentityFallbackReason;
 }
 

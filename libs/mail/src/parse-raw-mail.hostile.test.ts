@@ -75,7 +75,7 @@ describe('parseRawMail on hostile input', () => {
   });
 
   it('keeps a mail whose attachment pushes it past the default 25 MiB cap, header-only', async () => {
-    // Oversized mail must never be dropped (invariant 7) nor fully buffered through the parser.
+    // Oversized mail must never be dropped (docs/protocol.md invariant 7) nor fully buffered through the parser.
     const attachment = Buffer.alloc(19 * MiB, 0x5a).toString('base64').replace(/.{76}/g, `$&${CRLF}`);
     const raw = eml(
       [...BASE, 'Message-ID: <big@example.test>', 'Content-Type: multipart/mixed; boundary="b"'],

@@ -2,7 +2,7 @@
  * Raw MIME → identity + bounded summary: what every raw mail ingest path
  * (IMAP fetch, `message/rfc822` webhook) calls.
  *
- * Nothing is ever dropped (DESIGN.md invariant 7): an over-sized mail, a
+ * Nothing is ever dropped (docs/protocol.md invariant 7): an over-sized mail, a
  * parser error or a parse past its deadline still yields a summary built from
  * the header block, with a `note` saying what was left out.
  */

@@ -4,7 +4,7 @@ import { cachedSource, type SourceOptions, type SourceResult } from './cached-so
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 export type QueueState = (typeof QUEUE_STATES)[number];
 
-/** Label values, for callers and dashboards (CONTRACT.md "Metrics"). */
+/** Label values, for callers and dashboards (docs/contract.md "Metrics"). */
 export const EVENT_RESULTS = ['accepted', 'duplicate', 'invalid'] as const;
 export const DUPLICATE_STAGES = ['ingest', 'decision', 'delivery'] as const;
 export const DELIVERY_RESULTS = ['sent', 'retry', 'in_doubt', 'dead', 'suppressed'] as const;
@@ -79,7 +79,7 @@ export interface Metrics {
 const byRegistry = new WeakMap<Registry, Metrics>();
 
 /**
- * The metrics of CONTRACT.md plus singleshot's own, registered in `registry`
+ * The metrics of docs/contract.md plus singleshot's own, registered in `registry`
  * together with the standard process metrics (`process_*`, `nodejs_*`).
  * Calling it again with the same registry returns the same object.
  */

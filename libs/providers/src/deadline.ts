@@ -21,7 +21,7 @@ export interface Deadline {
 
 /**
  * One deadline for one provider call: `min(ctx.timeoutMs, capMs)` plus the
- * caller's signal (invariant 10: the lease bounds the send). A budget of 0 or
+ * caller's signal (docs/protocol.md invariant 10: the lease bounds the send). A budget of 0 or
  * less is already expired, so the call never starts.
  */
 export function startDeadline(ctx: CallContext, capMs: number): Deadline {

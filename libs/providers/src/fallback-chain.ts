@@ -3,7 +3,7 @@
  * operation. Pure: it reads the operation's attempt history (kept by the
  * store) and returns which providers to try, in which order.
  *
- * Rules (DESIGN.md invariant 5, CONTRACT.md "Outbound HTTP provider"):
+ * Rules (docs/protocol.md invariant 5, docs/contract.md "Outbound HTTP provider"):
  * - Providers are tried in configured order. The next one is used only after
  *   a definite failure of the one before: refused before the request was
  *   written (at once), or 5xx/429 once that provider's retry budget for this

@@ -37,7 +37,7 @@ function providerId(body: Buffer): string | undefined {
 
 /**
  * `type: http`: POSTs the rendered message as JSON with `Idempotency-Key`
- * (CONTRACT.md "Outbound HTTP provider"). One undici Agent per provider keeps
+ * (docs/contract.md "Outbound HTTP provider"). One undici Agent per provider keeps
  * connections alive between sends; `close()` drains and closes it.
  *
  * Keep-alive has one cost worth knowing: when the server closes an idle

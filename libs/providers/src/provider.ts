@@ -8,7 +8,7 @@ import type { ProviderInput, ProviderType } from '@singleshot/config';
 
 /** One rendered notification for one recipient on one channel. */
 export interface SendRequest {
-  /** Idempotency key given to the provider; identical on every attempt (invariant 6). */
+  /** Idempotency key given to the provider; identical on every attempt (docs/protocol.md invariant 6). */
   operationKey: string;
   messageKey: string;
   recipient: string;

@@ -5,7 +5,7 @@ import { QUEUES } from './names';
 import type { DeadJobData } from './schemas';
 
 /**
- * Job retention is for operators, not dedup (invariant 8): dedup lives in the
+ * Job retention is for operators, not dedup (docs/protocol.md invariant 8): dedup lives in the
  * message and operation records, which outlive these jobs.
  */
 const DECIDE_OPTIONS: JobsOptions = {

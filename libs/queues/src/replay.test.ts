@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { createHash } from 'node:crypto';
 import type { DeliverJobData } from '@singleshot/core';
 import { JournalReader, KeyBuilder, OperationStore, createRedis } from '@singleshot/store';
 import { createMetrics } from '@singleshot/observability';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
+import { deliverJob, hexKey } from '@singleshot/test-jobs';
 import { addDead, enqueueDeliveries, openQueues, type Queues } from './queues';
 import { replay, replayMany, type ReplayDeps } from './replay';
 import { listDead, listSuppressedOperations } from './replay-list';
@@ -21,9 +21,8 @@ const retentionMs = 86_400_000;
 const metrics = createMetrics();
 const who = { by: 'alice', via: 'cli' };
 
-const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 function job(name: string, channel = 'webhook'): DeliverJobData {
-  return { operationKey: hex(`op:${name}`), messageKey: hex(`msg:${name}`), route: 'r', action: 'notify:v1', recipient: `${name}@example.com`, channel, subject: 's', text: 't', data: {}, firstArrivalAt: 1 };
+  return deliverJob(name, { channel, firstArrivalAt: 1 });
 }
 
 /** An operation that died the way delivery leaves one: state dead, DLQ record, a finished deliver job. */
@@ -104,7 +103,7 @@ describe('replay', () => {
     const data = job('busy-1');
     await ops.claim({ ...data, owner: 'w', leaseMs: 5000, job: data });
     expect(await replay(data.operationKey, who, deps)).toEqual({ operationKey: data.operationKey, result: 'not_replayable', status: 'sending' });
-    expect(await replay(hex('nothing'), who, deps)).toEqual({ operationKey: hex('nothing'), result: 'not_found' });
+    expect(await replay(hexKey('nothing'), who, deps)).toEqual({ operationKey: hexKey('nothing'), result: 'not_found' });
   });
 
   it('replays many; two concurrent replays of one operation replay it once', async () => {

@@ -42,7 +42,7 @@ async function storedJob(deps: ReplayDeps, operationKey: string): Promise<Delive
 }
 
 /**
- * Replays a dead or suppressed operation under its own operation key (DESIGN.md
+ * Replays a dead or suppressed operation under its own operation key (docs/protocol.md
  * invariant 7): one script moves it back to `pending` and journals `replayed`
  * with who and how; then its deliver job is put back in the queue and its DLQ
  * record removed. An operation that meanwhile got sent is reported

@@ -51,7 +51,7 @@ export interface RunningWorker {
   isRunning(): boolean;
 }
 
-/** Ready when Redis answers and every given worker is running (CONTRACT.md `/readyz`). */
+/** Ready when Redis answers and every given worker is running (docs/contract.md `/readyz`). */
 export async function defaultReady(
   rt: Runtime,
   workers: Record<string, RunningWorker> = {},

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
+import { deliverJob } from '@singleshot/test-jobs';
 import { createRedis } from './connection';
 import { KeyBuilder } from './keys';
 import { OperationStore } from './operation-store';
@@ -20,7 +21,7 @@ const retentionMs = 7 * 86_400_000;
 
 let n = 0;
 const fresh = () => (++n).toString(16).padStart(8, '0') + 'c'.repeat(56);
-const job = (key: string) => ({ operationKey: key, messageKey: 'd'.repeat(64), route: 'r', action: 'notify:v1', recipient: 'a@example.com', channel: 'webhook', subject: 's', text: 't', data: {}, firstArrivalAt: 1 });
+const job = (key: string) => deliverJob(key, { operationKey: key, messageKey: 'd'.repeat(64), recipient: 'a@example.com', firstArrivalAt: 1 });
 const claimInput = (key: string) => ({ operationKey: key, messageKey: 'd'.repeat(64), recipient: 'a@example.com', channel: 'webhook', owner: 'w', leaseMs: 5000, job: job(key) });
 const commitBase = (key: string, fence: string) => ({ operationKey: key, fence, messageKey: 'd'.repeat(64), recipient: 'a@example.com', channel: 'webhook' });
 const score = (key: string) => redis.zscore(keys.activeIndexOf(key), key);

@@ -25,7 +25,7 @@ export interface MessageRecord {
 
 /**
  * Message records: the ingest-side dedup state of one message key. Kept for the
- * retention period, far longer than BullMQ keeps a job (invariant 8: a removed
+ * retention period, far longer than BullMQ keeps a job (docs/protocol.md invariant 8: a removed
  * job's id is free again, so job retention is not dedup).
  */
 export class MessageStore {

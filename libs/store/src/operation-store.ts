@@ -51,7 +51,7 @@ export interface OperationStoreOptions {
 
 /**
  * Operation state, locks and fences: claim before send, fenced commit, lease
- * extension. Every check-and-set is one Lua script (docs/protocol.md,
+ * extension. Every check-and-set is one Lua script (docs/protocol.md
  * invariants 3, 4 and 10); the typed reads come from `OperationReader`.
  */
 export class OperationStore extends OperationReader {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
+import { TERMINAL_STATUSES } from '@singleshot/core';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
 import { createRedis } from './connection';
 import { JOURNAL_FIELDS } from './journal';
@@ -58,6 +59,11 @@ describe('script options', () => {
       expect(SCRIPTS[name]).toContain('local function isTerminal(status)');
       expect(SCRIPTS[name]).toContain('local function journalAdd(');
     }
+  });
+
+  it('the Lua terminal check names the statuses core calls terminal', () => {
+    const body = /local function isTerminal\(status\)([\s\S]*?)\nend/.exec(SCRIPTS['claim-4'])?.[1] ?? '';
+    expect([...body.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]).sort()).toEqual([...TERMINAL_STATUSES].sort());
   });
 
   it('the journal fields the Lua writes are the ones journal.ts reads', () => {

@@ -53,7 +53,7 @@ export async function startCommand(opts: { only?: string; config?: string }): Pr
   const rt = await createRuntime(config, { app: 'singleshot' });
   if (embedded) rt.logger.info({ redis: embedded.url, dir: embedded.dir }, 'started an embedded redis-server (AOF on)');
   const apps = await runApps(rt, only);
-  rt.logger.info({ apps: only, ingestPort: apps.ingestPort, metricsPort: apps.metricsPort }, 'singleshot started');
+  rt.logger.info({ event: 'singleshot_started', apps: only, ingestPort: apps.ingestPort, metricsPort: apps.metricsPort }, 'singleshot started');
   onShutdown(rt.logger, async () => {
     await apps.close();
     await rt.close();

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * The loadtest's notification endpoint: an idempotent HTTP provider (same id for
- * a repeated Idempotency-Key, as CONTRACT.md expects of a provider) that counts
+ * a repeated Idempotency-Key, as docs/contract.md expects of a provider) that counts
  * every POST per key, so a second send shows up as a duplicate.
  */
 export interface LoadSink {

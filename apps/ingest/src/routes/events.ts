@@ -6,7 +6,7 @@ import { sendError } from '../errors';
 import { formatIssues } from '@singleshot/queues';
 import { answerAccepted } from './answer';
 
-/** `POST /v1/events` body (CONTRACT.md). `id` may come from `Idempotency-Key` instead. */
+/** `POST /v1/events` body (docs/contract.md). `id` may come from `Idempotency-Key` instead. */
 export const eventBodySchema = z.object({
   id: z.string().min(1).max(512).optional(),
   source: z

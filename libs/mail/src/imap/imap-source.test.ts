@@ -50,6 +50,9 @@ interface LogEntry {
   obj: object;
 }
 
+/** The `event` field of a captured line (lifecycle lines carry one; tests match it, not the text). */
+const eventOf = (e: LogEntry): unknown => (e.obj as { event?: unknown }).event;
+
 function captureLogger(): ImapLogger & { entries: LogEntry[] } {
   const entries: LogEntry[] = [];
   const at = (level: string) => (obj: object, msg?: string) => entries.push({ level, msg: msg ?? '', obj });
@@ -163,7 +166,7 @@ describe('ImapSource against Dovecot', () => {
     });
     expect(rec.calls.map((c) => c.meta.uid)).toEqual(uids);
     expect(rec.attempts()).toBe(6);
-    expect(logger.entries.filter((e) => e.msg.startsWith('hand-over failed'))).toHaveLength(2);
+    expect(logger.entries.filter((e) => eventOf(e) === 'imap_handover_failed')).toHaveLength(2);
   });
 
   it('a mail copied to another folder and moved back gets new UIDs but the same message key', async () => {
@@ -224,7 +227,7 @@ describe('ImapSource against Dovecot', () => {
     const keys = await Promise.all(rec.calls.map((c) => keyOf(c.raw, 'mbx-vol')));
     expect(keys).toHaveLength(4);
     expect(keys.slice(2)).toEqual(keys.slice(0, 2));
-    expect(logger.entries.some((e) => e.level === 'warn' && e.msg.startsWith('UIDVALIDITY changed'))).toBe(true);
+    expect(logger.entries.some((e) => e.level === 'warn' && eventOf(e) === 'imap_uidvalidity_changed')).toBe(true);
   });
 
   it('never changes flags and never reads \\Seen as handled', async () => {
@@ -290,7 +293,7 @@ describe('ImapSource against Dovecot', () => {
       await waitUntil(() => rec.calls.some((c) => c.meta.uid === uid), 'IDLE-triggered hand-over', { timeoutMs: 30_000 });
     });
     expect(rec.calls).toHaveLength(1);
-    expect(logger.entries.some((e) => e.msg === 'IMAP connected' && (e.obj as { idle?: boolean }).idle === true)).toBe(true);
+    expect(logger.entries.some((e) => eventOf(e) === 'imap_connected' && (e.obj as { idle?: boolean }).idle === true)).toBe(true);
   });
 
   it('reconnects after Dovecot restarts and picks up mail that arrived while it was down', async () => {
@@ -306,7 +309,7 @@ describe('ImapSource against Dovecot', () => {
       await dovecot.pause();
       // Delivered by the "MTA" while IMAP is down.
       dovecot.deliverToMaildir('Restart', eml('restart-2'));
-      await waitUntil(() => logger.entries.some((e) => e.msg === 'IMAP connect failed'), 'a failed reconnect attempt');
+      await waitUntil(() => logger.entries.some((e) => eventOf(e) === 'imap_connect_failed'), 'a failed reconnect attempt');
       await dovecot.resume();
 
       await waitUntil(() => rec.calls.length === 2, 'mail delivered during the outage', { timeoutMs: 30_000 });
@@ -319,10 +322,10 @@ describe('ImapSource against Dovecot', () => {
       'test mail restart-2',
       'test mail restart-3',
     ]);
-    const msgs = logger.entries.map((e) => e.msg);
-    expect(msgs).toContain('IMAP connection closed');
-    expect(msgs).toContain('IMAP reconnect scheduled');
-    expect(msgs).toContain('IMAP reconnected');
+    const events = logger.entries.map(eventOf);
+    expect(events).toContain('imap_connection_closed');
+    expect(events).toContain('imap_reconnect_scheduled');
+    expect(events).toContain('imap_reconnected');
   });
 
   it('runs several mailboxes at once, one connection each', async () => {

@@ -107,7 +107,7 @@ export class ImapSource {
     }
     // Stopped for good: a later pollOnce()/start() works again.
     this.stopping = false;
-    this.deps.logger.info(this.log, 'IMAP source stopped');
+    this.deps.logger.info({ ...this.log, event: 'imap_stopped' }, 'IMAP source stopped');
   }
 
   /**
@@ -148,7 +148,7 @@ export class ImapSource {
         }
       } catch (err) {
         this.lastError = describeError(err);
-        this.deps.logger.warn({ ...this.log, reason, err: this.lastError }, 'IMAP poll failed');
+        this.deps.logger.warn({ ...this.log, event: 'imap_poll_failed', reason, err: this.lastError }, 'IMAP poll failed');
         if (!this.client?.usable) this.scheduleReconnect();
       }
     });
@@ -193,7 +193,7 @@ export class ImapSource {
     const client = this.newClient();
     client.on('error', (err: Error) => {
       this.lastError = describeError(err);
-      this.deps.logger.warn({ ...this.log, err: this.lastError }, 'IMAP connection error');
+      this.deps.logger.warn({ ...this.log, event: 'imap_connection_error', err: this.lastError }, 'IMAP connection error');
     });
     client.on('exists', (event: { count: number; prevCount: number }) => {
       if (event.count > event.prevCount) this.trigger('idle');
@@ -202,7 +202,7 @@ export class ImapSource {
       if (this.client !== client) return;
       this.client = null;
       if (this.stopping) return;
-      this.deps.logger.warn(this.log, 'IMAP connection closed');
+      this.deps.logger.warn({ ...this.log, event: 'imap_connection_closed' }, 'IMAP connection closed');
       this.scheduleReconnect();
     });
     this.connectingClient = client;
@@ -215,9 +215,9 @@ export class ImapSource {
         }
         this.client = client;
         if (this.reconnectAttempts > 0) {
-          this.deps.logger.info({ ...this.log, attempts: this.reconnectAttempts }, 'IMAP reconnected');
+          this.deps.logger.info({ ...this.log, event: 'imap_reconnected', attempts: this.reconnectAttempts }, 'IMAP reconnected');
         } else {
-          this.deps.logger.info({ ...this.log, idle: this.opts.idle && client.capabilities.has('IDLE') }, 'IMAP connected');
+          this.deps.logger.info({ ...this.log, event: 'imap_connected', idle: this.opts.idle && client.capabilities.has('IDLE') }, 'IMAP connected');
         }
         this.reconnectAttempts = 0;
         return client;
@@ -226,7 +226,7 @@ export class ImapSource {
         client.close();
         this.lastError = describeError(err);
         if (!this.stopping) {
-          this.deps.logger.warn({ ...this.log, err: this.lastError, attempt: this.reconnectAttempts + 1 }, 'IMAP connect failed');
+          this.deps.logger.warn({ ...this.log, event: 'imap_connect_failed', err: this.lastError, attempt: this.reconnectAttempts + 1 }, 'IMAP connect failed');
           this.scheduleReconnect();
         }
         throw err;
@@ -242,7 +242,7 @@ export class ImapSource {
     if (!this.started || this.stopping || this.reconnectTimer) return;
     this.reconnectAttempts++;
     const delayMs = reconnectDelayMs(this.reconnectAttempts, this.opts.reconnect);
-    this.deps.logger.info({ ...this.log, attempt: this.reconnectAttempts, delayMs }, 'IMAP reconnect scheduled');
+    this.deps.logger.info({ ...this.log, event: 'imap_reconnect_scheduled', attempt: this.reconnectAttempts, delayMs }, 'IMAP reconnect scheduled');
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       this.connect().then(

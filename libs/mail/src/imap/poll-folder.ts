@@ -118,7 +118,7 @@ export async function pollFolder(client: ImapFlow, opts: PollFolderOptions, deps
     rescanned = true;
     if (cursor) {
       deps.logger.warn(
-        { mailboxId, folder, previousUidValidity: cursor.uidValidity, uidValidity, previousLastUid: cursor.lastUid },
+        { event: 'imap_uidvalidity_changed', mailboxId, folder, previousUidValidity: cursor.uidValidity, uidValidity, previousLastUid: cursor.lastUid },
         'UIDVALIDITY changed: rescanning the folder from UID 1 (message keys prevent a second notification)',
       );
     } else {
@@ -172,7 +172,7 @@ export async function pollFolder(client: ImapFlow, opts: PollFolderOptions, deps
         result.pending = listed.length - index;
         result.error = describeError(err);
         deps.logger.warn(
-          { mailboxId, folder, uid: entry.uid, uidValidity, err: result.error, pending: result.pending },
+          { event: 'imap_handover_failed', mailboxId, folder, uid: entry.uid, uidValidity, err: result.error, pending: result.pending },
           'hand-over failed: stopping this poll; the message is retried next poll',
         );
         report(listed[index]?.internalDate);

@@ -1,12 +1,12 @@
-import { createHash } from 'node:crypto';
-import type { DeliverJobData } from '@singleshot/core';
+import { sha256Hex, type DeliverJobData } from '@singleshot/core';
 
 /** A 64-hex key from any text (tests need valid operation and message keys). */
-export const hexKey = (s: string): string => createHash('sha256').update(s).digest('hex');
+export const hexKey = (s: string): string => sha256Hex(s);
 
 /**
- * A rendered deliver job for end-to-end delivery tests, keyed by `name` alone,
- * so two calls with the same name are the same operation.
+ * A rendered deliver job for delivery tests, keyed by `name` alone, so two
+ * calls with the same name are the same operation. The one builder of deliver
+ * jobs for every test.
  */
 export function deliverJob(name: string, overrides: Partial<DeliverJobData> = {}): DeliverJobData {
   return {
