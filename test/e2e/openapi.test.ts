@@ -36,7 +36,7 @@ describe('OpenAPI documents against live answers', () => {
     cleanup = written.cleanup;
     fleet = spawnApps('ingest,decision,delivery,dashboard', written.file);
     ingest = `http://127.0.0.1:${await fleet.metricsPort()}`;
-    dashboard = `http://127.0.0.1:${await waitUntil(() => fleet.logs.find((l) => l.msg === 'dashboard listening')?.port as number | undefined, 'the dashboard')}`;
+    dashboard = `http://127.0.0.1:${await waitUntil(() => fleet.logs.find((l) => l.event === 'dashboard_listening')?.port as number | undefined, 'the dashboard')}`;
     rt = await testRuntime(config);
   });
 

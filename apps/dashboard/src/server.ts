@@ -51,7 +51,7 @@ export async function startDashboard(rt: Runtime, options: DashboardOptions = {}
   const actual = (server.address() as AddressInfo).port;
   const auth = credentials ? [credentials.basic ? 'basic' : '', credentials.token !== undefined ? 'bearer' : ''].filter(Boolean).join('+') : 'none';
   if (!credentials) logger.warn({ host }, 'dashboard has no credentials: open to anyone who can reach this loopback address');
-  logger.info({ port: actual, host, auth, board: BOARD_PATH, api: '/admin/api' }, 'dashboard listening');
+  logger.info({ event: 'dashboard_listening', port: actual, host, auth, board: BOARD_PATH, api: '/admin/api' }, 'dashboard listening');
   return {
     port: actual,
     host,
