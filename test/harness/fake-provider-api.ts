@@ -41,6 +41,8 @@ export interface FakeDialect {
   /** A new message id in the vendor's format. */
   newId(n: number): string;
   fault(kind: FakeFault, recipient: string): FakeAnswer;
+  /** Routes other than the send (lookups), answered from what was taken; undefined: not one of them. */
+  route?(req: { method: string; path: string; headers: IncomingHttpHeaders; rawBody: string }, taken: ReadonlyMap<string, FakeAcceptance>): FakeAnswer | undefined;
 }
 
 export interface FakeRequest {
@@ -71,6 +73,8 @@ export interface FakeProviderApi {
   readonly requests: FakeRequest[];
   /** Requests the dialect refused (bad auth, bad shape), with the answer. */
   readonly rejected: Array<{ path: string; answer: FakeAnswer }>;
+  /** Requests to the dialect's other routes (lookups), in arrival order. */
+  readonly others: Array<{ path: string; body: string; answer: FakeAnswer }>;
   readonly accepted: Map<string, FakeAcceptance>;
   script(...behaviours: FakeBehaviour[]): void;
   scriptFor(recipient: string, ...behaviours: FakeBehaviour[]): void;
@@ -104,6 +108,7 @@ const isAnswer = (v: object): v is FakeAnswer => 'status' in v;
 export async function startFakeProviderApi(dialect: FakeDialect): Promise<FakeProviderApi> {
   const requests: FakeRequest[] = [];
   const rejected: Array<{ path: string; answer: FakeAnswer }> = [];
+  const others: Array<{ path: string; body: string; answer: FakeAnswer }> = [];
   const accepted = new Map<string, FakeAcceptance>();
   const globalQueue: FakeBehaviour[] = [];
   const recipientQueues = new Map<string, FakeBehaviour[]>();
@@ -124,6 +129,11 @@ export async function startFakeProviderApi(dialect: FakeDialect): Promise<FakePr
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const rawBody = await readBody(req);
     const path = req.url ?? '/';
+    const other = dialect.route?.({ method: req.method ?? 'GET', path, headers: req.headers, rawBody }, accepted);
+    if (other) {
+      others.push({ path, body: rawBody, answer: other });
+      return answer(res, other);
+    }
     const parsed = dialect.parse({ method: req.method ?? 'GET', path, headers: req.headers, rawBody });
     if (isAnswer(parsed)) {
       rejected.push({ path, answer: parsed });
@@ -183,6 +193,7 @@ export async function startFakeProviderApi(dialect: FakeDialect): Promise<FakePr
     port,
     requests,
     rejected,
+    others,
     accepted,
     script: (...b) => void globalQueue.push(...b),
     scriptFor(recipient, ...b) {
@@ -200,6 +211,7 @@ export async function startFakeProviderApi(dialect: FakeDialect): Promise<FakePr
     reset() {
       requests.length = 0;
       rejected.length = 0;
+      others.length = 0;
       accepted.clear();
       globalQueue.length = 0;
       recipientQueues.clear();

@@ -151,7 +151,38 @@ export const twilioDialect: FakeDialect = {
 // ---------------------------------------------------------------------------
 // Slack Web API: POST /api/chat.postMessage (Bearer token, JSON), HTTP 200 { ok, ts } or { ok: false, error }
 
+/** Slack's DM channel with a user, as `conversations.open` answers it (and chat.postMessage to a user id lands). */
+const dmOf = (recipient: string) => (/^[UW]/.test(recipient) ? `D${recipient.slice(1)}` : recipient);
+/** Page size of the fake's `conversations.history`: small, so lookups must follow cursors. */
+export const FAKE_SLACK_HISTORY_PAGE = 50;
+
 export const slackDialect: FakeDialect = {
+  route({ method, path, headers, rawBody }, taken) {
+    const route = path.split('?')[0];
+    if (method !== 'POST' || (route !== '/api/conversations.open' && route !== '/api/conversations.history')) return undefined;
+    if (!bearer(headers)) return { status: 200, body: { ok: false, error: 'not_authed' } };
+    const args = json(rawBody) ?? {};
+    if (route === '/api/conversations.open') {
+      return typeof args.users === 'string' ? { status: 200, body: { ok: true, channel: { id: dmOf(args.users) } } } : { status: 200, body: { ok: false, error: 'users_list_not_supplied' } };
+    }
+    if (typeof args.channel !== 'string') return { status: 200, body: { ok: false, error: 'channel_not_found' } };
+    const oldest = Number(args.oldest ?? 0);
+    const all: Array<Record<string, unknown>> = [];
+    for (const entry of taken.values()) {
+      const body = entry.body as { channel: string; text: string; metadata?: unknown };
+      if (dmOf(body.channel) !== args.channel) continue;
+      for (const ts of entry.ids) {
+        if (Number(ts) >= oldest) all.push({ type: 'message', ts, text: body.text, ...(args.include_all_metadata === true ? { metadata: body.metadata } : {}) });
+      }
+    }
+    // Newest first, as Slack answers; the cursor is an offset.
+    all.sort((a, b) => Number(b.ts) - Number(a.ts));
+    const start = Number(args.cursor ?? 0);
+    const size = Math.min(Number(args.limit ?? 100), FAKE_SLACK_HISTORY_PAGE);
+    const page = all.slice(start, start + size);
+    const more = start + size < all.length;
+    return { status: 200, body: { ok: true, messages: page, has_more: more, response_metadata: { next_cursor: more ? String(start + size) : '' } } };
+  },
   parse({ method, path, headers, rawBody }) {
     if (method !== 'POST' || path.split('?')[0] !== '/api/chat.postMessage') return { status: 404, body: { ok: false, error: 'unknown_method' } };
     if (!bearer(headers)) return { status: 200, body: { ok: false, error: 'not_authed' } };
@@ -162,7 +193,7 @@ export const slackDialect: FakeDialect = {
     const key = typeof payload?.operation_key === 'string' ? payload.operation_key : `${body.channel}\n${body.text}`;
     return { key, recipient: body.channel, body };
   },
-  accepted: (id, parsed) => ({ status: 200, body: { ok: true, channel: parsed.recipient.startsWith('U') ? `D${parsed.recipient.slice(1)}` : parsed.recipient, ts: id, message: { text: (parsed.body as { text: string }).text, ts: id } } }),
+  accepted: (id, parsed) => ({ status: 200, body: { ok: true, channel: dmOf(parsed.recipient), ts: id, message: { text: (parsed.body as { text: string }).text, ts: id } } }),
   newId: (n) => `${Math.floor(Date.now() / 1000)}.${n.toString().padStart(6, '0')}`,
   fault(kind): FakeAnswer {
     switch (kind) {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeBehaviour, FakeProviderApi } from './fake-provider-api';
 
@@ -36,7 +37,7 @@ export interface MatrixSetup {
 let n = 0;
 export function request(recipient: string): SendRequest {
   n += 1;
-  return { operationKey: `op-${process.pid}-${n}`.padEnd(64, '0'), messageKey: `msg-${n}`, recipient, channel: 'c', subject: `Order ${n}`, text: `Order ${n} was created`, data: {} };
+  return { operationKey: createHash('sha256').update(`op-${process.pid}-${n}`).digest('hex'), messageKey: `msg-${n}`, recipient, channel: 'c', subject: `Order ${n}`, text: `Order ${n} was created`, data: {} };
 }
 
 export const ctx = (timeoutMs = 5_000) => ({ signal: new AbortController().signal, timeoutMs });

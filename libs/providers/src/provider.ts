@@ -34,6 +34,16 @@ export interface SendResult {
 
 export type LookupResult = { found: true; externalId: string } | { found: false };
 
+/**
+ * Where a copy of the operation could be, for providers that can only search
+ * a recipient's messages (Slack): the recipient, and an instant no copy can be
+ * older than (the message's first arrival).
+ */
+export interface LookupTarget {
+  recipient: string;
+  since: number;
+}
+
 export interface Provider {
   readonly name: string;
   readonly type: ProviderType;
@@ -43,7 +53,7 @@ export interface Provider {
    * Present only when the provider can look an idempotency key up (reconcile in-doubt).
    * Never guesses: any answer other than a clear "have it" / "never had it" throws RetryableError.
    */
-  lookup?(operationKey: string, ctx: CallContext): Promise<LookupResult>;
+  lookup?(operationKey: string, ctx: CallContext, target?: LookupTarget): Promise<LookupResult>;
   /** Stops taking sends, waits for the ones in flight (each bounded by its deadline), frees sockets. */
   close(): Promise<void>;
 }

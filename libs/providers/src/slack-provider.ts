@@ -4,10 +4,11 @@ import { ApiTransport, excerpt, header, jsonObject } from './api-transport';
 import { classifyHttpStatus, errorFor } from './classify';
 import { classifySlackError } from './classify-native';
 import { resolveOptions } from './provider-options';
-import type { CallContext, Provider, ProviderDeps, SendRequest, SendResult, SlackProviderConfig, SlackProviderOptions } from './provider';
+import { SLACK_EVENT_TYPE } from './slack-event';
+import { slackLookup } from './slack-lookup';
+import type { CallContext, LookupResult, LookupTarget, Provider, ProviderDeps, SendRequest, SendResult, SlackProviderConfig, SlackProviderOptions } from './provider';
 
-/** `metadata.event_type` of every message we post; its payload carries the operation key. */
-export const SLACK_EVENT_TYPE = 'singleshot_notification';
+export { SLACK_EVENT_TYPE } from './slack-event';
 
 /**
  * `type: slack`: Web API `chat.postMessage` with a bot token, over undici
@@ -20,8 +21,10 @@ export const SLACK_EVENT_TYPE = 'singleshot_notification';
  * Every message carries `metadata: { event_type: "singleshot_notification",
  * event_payload: { operation_key } }`, so a copy can be recognized in
  * `conversations.history` (with `include_all_metadata`). Slack has no
- * idempotency key for `chat.postMessage` and this provider has no automated
- * `lookup`: an in-doubt post stays pinned here and `inDoubtPolicy` decides.
+ * idempotency key for `chat.postMessage`; with `lookup: true` the provider
+ * reconciles an in-doubt post by searching the recipient's conversation for
+ * that metadata (slack-lookup.ts). Without it, an in-doubt post stays pinned
+ * here and `inDoubtPolicy` decides.
  */
 export class SlackProvider implements Provider {
   readonly type = 'slack' as const;
@@ -29,12 +32,17 @@ export class SlackProvider implements Provider {
   private readonly options: SlackProviderConfig;
   private readonly url: URL;
   private readonly transport: ApiTransport;
+  readonly lookup?: (operationKey: string, ctx: CallContext, target?: LookupTarget) => Promise<LookupResult>;
 
   constructor(input: SlackProviderOptions, _deps: ProviderDeps = {}) {
     this.options = resolveOptions(input);
     this.name = this.options.name;
     this.url = new URL(`${this.options.endpoint.replace(/\/+$/, '')}/chat.postMessage`);
     this.transport = new ApiTransport(this.name, this.options.timeoutMs);
+    if (this.options.lookup) {
+      const call = { transport: this.transport, endpoint: this.options.endpoint, token: this.options.token as string, name: this.name };
+      this.lookup = (key, ctx, target) => slackLookup(call, key, ctx, target);
+    }
   }
 
   async send(req: SendRequest, ctx: CallContext): Promise<SendResult> {

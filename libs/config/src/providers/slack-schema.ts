@@ -14,6 +14,13 @@ export const slackProviderSchema = z
     tokenFile: nonEmpty.optional(),
     /** Web API base; a test server in tests. */
     endpoint: httpUrl.default('https://slack.com/api'),
+    /**
+     * Reconcile in-doubt posts by searching the conversation's history for the
+     * operation key in the message metadata. Needs the history scopes
+     * (`channels:history`, `groups:history`, `im:history`, `mpim:history`) and
+     * `im:write` for user-id recipients.
+     */
+    lookup: z.boolean().default(false),
     timeoutMs: positiveInt.default(10_000),
   })
   .superRefine((p, ctx) => {
