@@ -184,7 +184,12 @@ describe('Bull Board behind the guard', () => {
     expect([retrySent.status, retrySent.body.error]).toEqual([409, 'Already sent']);
     // Cleaning completed jobs is housekeeping: the board does it.
     expect((await board('PUT', '/queues/decide/clean/completed')).status).toBeLessThan(300);
-    expect(fleet.logs).toContainEqual(expect.objectContaining({ msg: 'board action', who: USER, method: 'PUT', path: '/api/queues/decide/clean/completed' }));
+    // The log line travels through the child's stdout pipe, which may lag behind the HTTP answer.
+    await waitUntil(
+      () => fleet.logs.some((l) => l.msg === 'board action' && l.who === USER && l.method === 'PUT' && l.path === '/api/queues/decide/clean/completed'),
+      'the board action log line',
+      { timeoutMs: 10_000 },
+    );
     expect(sink.accepted.get(sentKey)?.count).toBe(1);
   });
 });

@@ -6,7 +6,7 @@ import { testRuntime } from '../support/runtime';
 
 // The slack provider in a real fleet: an in-doubt post (Slack took it, the
 // answer was lost) is reconciled by the history lookup instead of posted again,
-// and a recipient that is no Slack id makes no operation at fan-out.
+// and a recipient that is no Slack id ends dead at fan-out, never posted.
 describe('slack in a real fleet', () => {
   let redis: TestRedis;
   let slack: FakeProviderApi;
@@ -55,12 +55,14 @@ describe('slack in a real fleet', () => {
     expect(history.map((h) => `${h.step ?? 'send'}:${h.outcome}`)).toEqual(['send:in_doubt', 'reconcile:sent']);
   });
 
-  it('a recipient that is no Slack id makes no operation; it is counted, the others go out', async () => {
+  it('a recipient that is no Slack id ends dead (invalid_recipient) at fan-out, without a call; the others go out', async () => {
+    const before = slack.requests.length;
     expect((await post('evt-mixed', ['#general', 'C0FLEET002'])).status).toBe(202);
     await waitUntil(async () => ((await rt.operations.get(keyOf('evt-mixed', 'C0FLEET002')))?.status === 'sent' ? true : undefined), 'the valid recipient to be sent', { timeoutMs: 60_000 });
-    expect(await rt.operations.get(keyOf('evt-mixed', '#general'))).toBeFalsy();
-    expect(await fleet.metric('singleshot_recipients_rejected_total', { channel: 'chat' })).toBe(1);
-    const warning = await waitUntil(() => fleet.logs.find((l) => l.event === 'recipient_rejected' && l.recipient === '#general'), 'the recipient_rejected warning');
-    expect(warning).toMatchObject({ channel: 'chat', route: 'alerts' });
+    const bad = keyOf('evt-mixed', '#general');
+    await waitUntil(async () => ((await rt.operations.get(bad))?.status === 'dead' ? true : undefined), 'the invalid recipient to end dead', { timeoutMs: 60_000 });
+    expect((await rt.operations.get(bad))?.reason).toBe('invalid_recipient');
+    expect((await rt.queues.dead.getJob(bad))?.data.error.code).toBe('INVALID_RECIPIENT');
+    expect(slack.requests.slice(before).map((r) => r.recipient)).toEqual(['C0FLEET002']);
   });
 });

@@ -1,6 +1,7 @@
 import express, { Router } from 'express';
 import type { AdminApiDeps } from './deps';
-import { apiErrorHandler, sendError } from './errors';
+import { sendError } from '@singleshot/http';
+import { apiErrorHandler } from './errors';
 import { dlqRoutes } from './routes/dlq';
 import { journalRoutes } from './routes/journal';
 import { lookupRoutes } from './routes/lookups';

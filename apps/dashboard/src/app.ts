@@ -3,18 +3,22 @@ import type { Registry } from 'prom-client';
 import type { Queues } from '@singleshot/queues';
 import { livenessHandler, metricsHandler, readinessHandler, type ReadinessCheck } from '@singleshot/observability';
 import { adminApiRouter } from './admin-api';
-import { requireAuth, type DashboardCredentials } from './auth';
+import { loginHandler, requireAuth, type DashboardCredentials } from './auth';
 import { BOARD_PATH, boardRouter } from './board';
 import { boardGuard } from './board-guard';
 import type { AdminApiDeps } from './deps';
-import { sendError } from './errors';
+import { sendError } from '@singleshot/http';
 import { ADMIN_OPENAPI } from './openapi';
+import { originGuard } from './origin-guard';
 
 export interface DashboardAppOptions {
   api: AdminApiDeps;
   /** The queues Bull Board shows (every one, the DLQ included). */
   queues: Pick<Queues, 'decide' | 'deliver' | 'dead'>;
+  /** Undefined only for `dashboard.allowAnonymous` on loopback. */
   credentials: DashboardCredentials | undefined;
+  /** Other origins allowed to send state-changing requests (a reverse proxy's public URL). */
+  allowedOrigins?: readonly string[];
   registry: Registry;
   ready: ReadinessCheck;
 }
@@ -37,9 +41,14 @@ export function createDashboardApp(options: DashboardAppOptions): express.Expres
   app.get('/', (_req, res) => res.redirect(302, BOARD_PATH));
 
   const auth = requireAuth(credentials, api.logger);
-  app.use('/admin/api', auth, adminApiRouter(api));
+  // Cross-site forgery is refused before anything else: a page elsewhere must not
+  // be able to spend the operator's saved credentials.
+  const sameOrigin = originGuard(options.allowedOrigins);
+  app.get('/admin/login', loginHandler(credentials));
+  app.use('/admin/api', sameOrigin, auth, adminApiRouter(api));
   app.use(
     BOARD_PATH,
+    sameOrigin,
     auth,
     boardGuard({ queues: options.queues, replay: api.replay, logger: api.logger }),
     boardRouter(options.queues),

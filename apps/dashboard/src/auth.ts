@@ -1,21 +1,25 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { isIP } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
 import type { DashboardConfig } from '@singleshot/config';
+import { isLoopbackHost, safeEqual, sendError } from '@singleshot/http';
 import type { Logger } from '@singleshot/observability';
-import { DashboardStartError, sendError } from './errors';
+import { DashboardStartError } from './errors';
+import { SESSION_COOKIE, cookieValue } from './login-token';
+
+export { isLoopbackHost, safeEqual };
 
 /** Who may use the dashboard, from `dashboard.auth` (passwords and tokens may come from files). */
 export interface DashboardCredentials {
   basic?: { username: string; password: string };
   token?: string;
+  /** The token was generated at start (no credentials configured); the browser logs in through `/admin/login`. */
+  generated?: boolean;
 }
 
 /** The authenticated caller, recorded with every replay and board action. */
 export interface Principal {
-  /** Basic auth user name, `token` for the bearer token, `anonymous` on an open loopback dashboard. */
+  /** Basic auth user name, `token` for the bearer token (or its login cookie), `anonymous` on an opted-out loopback dashboard. */
   who: string;
-  scheme: 'basic' | 'bearer' | 'none';
+  scheme: 'basic' | 'bearer' | 'cookie' | 'none';
 }
 
 /** Credentials from config, or undefined when none are configured. Empty strings count as absent. */
@@ -27,37 +31,25 @@ export function credentialsOf(auth: DashboardConfig['auth']): DashboardCredentia
   return creds.basic || creds.token ? creds : undefined;
 }
 
-/** `localhost`, 127.0.0.0/8, `::1` and IPv4-mapped loopback. `0.0.0.0` and `::` are every interface, not loopback. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, '');
-  if (h === 'localhost') return true;
-  if (isIP(h) === 4) return h.startsWith('127.');
-  if (isIP(h) === 6) return h === '::1' || /^::ffff:127\./.test(h);
-  return false;
-}
-
 /**
  * The dashboard can replay dead operations, so it never listens beyond
  * loopback without credentials. Throws with what to do instead.
  */
-export function assertSafeBinding(host: string, creds: DashboardCredentials | undefined): void {
+export function assertSafeBinding(host: string, creds: DashboardCredentials | undefined, allowAnonymous = false): void {
   if (creds || isLoopbackHost(host)) return;
+  if (allowAnonymous) {
+    throw new DashboardStartError(
+      `refusing to start the dashboard on ${host} with dashboard.allowAnonymous: anonymous access is for loopback only. ` +
+        'Configure dashboard.auth, or listen on 127.0.0.1.',
+      'DASHBOARD_AUTH_REQUIRED',
+    );
+  }
   throw new DashboardStartError(
     `refusing to start the dashboard on ${host} without credentials: it can replay dead operations. ` +
       'Set dashboard.auth.username with password or passwordFile, and/or dashboard.auth.token or tokenFile, ' +
       'or listen on loopback only (dashboard.host: 127.0.0.1).',
     'DASHBOARD_AUTH_REQUIRED',
   );
-}
-
-/**
- * Compares digests, so neither the length nor the content of a secret leaks
- * through timing (timingSafeEqual needs equal lengths; digests always are).
- */
-export function safeEqual(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given, 'utf8').digest();
-  const b = createHash('sha256').update(expected, 'utf8').digest();
-  return timingSafeEqual(a, b);
 }
 
 /** Checks an `Authorization` header value; the principal, or undefined when it does not match. */
@@ -85,9 +77,10 @@ export function verifyAuthorization(header: string | undefined, creds: Dashboard
 
 /**
  * Express middleware: 401 with a `WWW-Authenticate` challenge (so a browser
- * asks for the basic credentials) unless the request carries valid ones; the
- * principal goes to `res.locals.principal`. Without configured credentials
- * (allowed on loopback only) every caller is `anonymous`.
+ * asks for the basic credentials) unless the request carries valid ones (an
+ * `Authorization` header, or the token's login cookie); the principal goes to
+ * `res.locals.principal`. `creds` undefined means `dashboard.allowAnonymous`
+ * on loopback: every caller is `anonymous`.
  */
 export function requireAuth(creds: DashboardCredentials | undefined, logger?: Pick<Logger, 'warn'>) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -96,7 +89,10 @@ export function requireAuth(creds: DashboardCredentials | undefined, logger?: Pi
       next();
       return;
     }
-    const principal = verifyAuthorization(req.get('authorization'), creds);
+    const cookie = creds.token !== undefined ? cookieValue(req.get('cookie'), SESSION_COOKIE) : undefined;
+    const principal =
+      verifyAuthorization(req.get('authorization'), creds) ??
+      (cookie !== undefined && creds.token !== undefined && safeEqual(cookie, creds.token) ? ({ who: 'token', scheme: 'cookie' } satisfies Principal) : undefined);
     if (principal) {
       res.locals.principal = principal;
       next();
@@ -111,7 +107,28 @@ export function requireAuth(creds: DashboardCredentials | undefined, logger?: Pi
     ];
     // One header per scheme: browsers do not all parse several challenges in one header.
     res.setHeader('www-authenticate', challenges);
-    sendError(res, 401, 'UNAUTHORIZED', 'authentication required: basic credentials or a bearer token from dashboard.auth');
+    const how = creds.generated
+      ? `the token in the dashboard's token file (Authorization: Bearer, or open /admin/login?token=<token>)`
+      : 'basic credentials or a bearer token from dashboard.auth';
+    sendError(res, 401, 'UNAUTHORIZED', `authentication required: ${how}`);
+  };
+}
+
+/**
+ * `GET /admin/login?token=…`: trades the token for an HttpOnly, SameSite=Strict
+ * cookie and redirects to the board, so a browser can use a token-only
+ * dashboard (a browser cannot send a bearer header by itself).
+ */
+export function loginHandler(creds: DashboardCredentials | undefined) {
+  return (req: Request, res: Response): void => {
+    const given = typeof req.query.token === 'string' ? req.query.token : '';
+    if (!creds?.token || !given || !safeEqual(given, creds.token)) {
+      sendError(res, 401, 'UNAUTHORIZED', 'the login token is missing or wrong');
+      return;
+    }
+    res.setHeader('set-cookie', `${SESSION_COOKIE}=${encodeURIComponent(creds.token)}; HttpOnly; SameSite=Strict; Path=/`);
+    res.setHeader('cache-control', 'no-store');
+    res.redirect(302, '/admin/queues');
   };
 }
 

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { SingleshotError } from '@singleshot/core';
+import { sendError } from '@singleshot/http';
 import type { Logger } from '@singleshot/observability';
 
 /**
@@ -20,10 +21,6 @@ export class ApiError extends SingleshotError {
 
 /** The dashboard refuses to start (e.g. a public address without credentials). */
 export class DashboardStartError extends SingleshotError {}
-
-export function sendError(res: Response, status: number, code: string, message: string, details?: unknown): void {
-  res.status(status).json({ error: { code, message, ...(details === undefined ? {} : { details }) } });
-}
 
 /** Last middleware of the admin API: ApiError → its status, anything else → 500 (logged). */
 export function apiErrorHandler(logger: Logger) {

@@ -1,6 +1,8 @@
 import {
   normalizeRecipient,
   operationKey,
+  recipientProblem,
+  type RecipientKind,
   parseAction,
   renderTemplate,
   formatAction,
@@ -10,6 +12,7 @@ import {
 } from '@singleshot/core';
 import type { MailboxConfig, RouteConfig } from '@singleshot/config';
 import type { Logger, Metrics } from '@singleshot/observability';
+import { deadOnArrival, type DeadOnArrivalDeps } from './invalid-recipient';
 import { routeMatches } from './route-match';
 
 /** What the decide handler needs; tests pass small object literals. */
@@ -21,24 +24,17 @@ export interface DecideDeps {
   /** Records the decision; false when the message was decided before. */
   markDecided(messageKey: string, operationKeys: string[]): Promise<boolean>;
   logger: Logger;
-  metrics: Pick<Metrics, 'duplicatesSuppressed' | 'unrouted' | 'recipientsRejected'>;
-  /** Why a recipient cannot be sent on a channel (an SMS channel needs E.164), or undefined; none: every recipient is fine. */
-  recipientProblem?: RecipientCheck;
-}
-
-/** See `recipientProblem` in @singleshot/providers. */
-export type RecipientCheck = (channel: string, recipient: string) => string | undefined;
-
-/** A recipient that made no operation because no provider of its channel can address it. */
-export interface RejectedRecipient {
-  route: string;
-  channel: string;
-  recipient: string;
-  reason: string;
+  metrics: Pick<Metrics, 'duplicatesSuppressed' | 'unrouted' | 'dead'>;
+  /** How each channel's recipients are checked; default `text`. */
+  recipientKind?(channel: string): RecipientKind;
+  /** Ends operations with an invalid recipient as dead (no deliver job). */
+  deadOnArrival?: DeadOnArrivalDeps;
 }
 
 export interface DecideOutcome {
   operations: number;
+  /** Operations ended `dead` (`invalid_recipient`) at fan-out, never handed to delivery. */
+  invalidRecipients?: number;
   /** The message was decided before (a redelivered decide job). */
   redelivered: boolean;
   /** Why no operation was made, when none was. */
@@ -76,13 +72,12 @@ export function planOperations(
   data: DecideJobData,
   routes: RouteConfig[],
   mailboxes: Pick<MailboxConfig, 'id' | 'owner'>[],
-  recipientProblem?: RecipientCheck,
-): { jobs: DeliverJobData[]; unrouted?: DecideOutcome['unrouted']; rejected?: RejectedRecipient[] } {
+  recipientKind: (channel: string) => RecipientKind = () => 'text',
+): { jobs: DeliverJobData[]; invalid?: Array<{ job: DeliverJobData; problem: string }>; unrouted?: DecideOutcome['unrouted'] } {
   const { input, messageKey } = data;
   const owner = input.kind === 'mail' ? mailboxes.find((m) => m.id === input.mailboxId)?.owner : undefined;
   const matching = routes.filter((route) => routeMatches(route.match, input));
   if (matching.length === 0) return { jobs: [], unrouted: 'no_route' };
-  const rejected: RejectedRecipient[] = [];
   const context = templateContext(input, owner);
   const jobs = new Map<string, DeliverJobData>();
   for (const route of matching) {
@@ -90,11 +85,6 @@ export function planOperations(
     for (const raw of recipientsOf(route, input, owner)) {
       const recipient = normalizeRecipient(raw);
       if (!recipient) continue;
-      const problem = recipientProblem?.(route.channel, recipient);
-      if (problem) {
-        rejected.push({ route: route.name, channel: route.channel, recipient, reason: problem });
-        continue;
-      }
       const key = operationKey({ messageKey, action, recipient, channel: route.channel });
       // Overlapping routes with the same action, recipient and channel are one operation.
       if (jobs.has(key)) continue;
@@ -112,8 +102,15 @@ export function planOperations(
       });
     }
   }
-  const reported = rejected.length > 0 ? { rejected } : {};
-  return jobs.size === 0 ? { jobs: [], unrouted: 'no_recipients', ...reported } : { jobs: [...jobs.values()], ...reported };
+  if (jobs.size === 0) return { jobs: [], unrouted: 'no_recipients' };
+  const valid: DeliverJobData[] = [];
+  const invalid: Array<{ job: DeliverJobData; problem: string }> = [];
+  for (const job of jobs.values()) {
+    const problem = recipientProblem(recipientKind(job.channel), job.recipient);
+    if (problem) invalid.push({ job, problem });
+    else valid.push(job);
+  }
+  return invalid.length > 0 ? { jobs: valid, invalid } : { jobs: valid };
 }
 
 /**
@@ -122,20 +119,23 @@ export function planOperations(
  * job recomputes the same operation keys, so re-enqueueing cannot double-send.
  */
 export async function decide(data: DecideJobData, deps: DecideDeps): Promise<DecideOutcome> {
-  const { jobs, unrouted, rejected } = planOperations(data, deps.routes, deps.mailboxes, deps.recipientProblem);
+  const { jobs, invalid = [], unrouted } = planOperations(data, deps.routes, deps.mailboxes, deps.recipientKind);
   await deps.enqueueDeliveries(jobs);
-  const first = await deps.markDecided(data.messageKey, jobs.map((j) => j.operationKey));
-  if (!first) deps.metrics.duplicatesSuppressed.inc({ stage: 'decision', reason: 'redelivered' });
+  for (const { job, problem } of invalid) {
+    if (!deps.deadOnArrival) throw new Error('decide: an invalid recipient needs deadOnArrival deps');
+    await deadOnArrival(job, problem, deps.deadOnArrival);
+  }
+  const first = await deps.markDecided(data.messageKey, [...jobs, ...invalid.map((i) => i.job)].map((j) => j.operationKey));
   if (first) {
-    // Reported once per message (a redelivered decide job recomputes the same rejections).
-    for (const r of rejected ?? []) {
-      deps.metrics.recipientsRejected.inc({ channel: r.channel });
-      deps.logger.warn({ event: 'recipient_rejected', messageKey: data.messageKey, ...r }, 'recipient cannot be sent on its channel: no operation made');
+    for (const { job, problem } of invalid) {
+      deps.metrics.dead.inc({ channel: job.channel, reason: 'invalid_recipient' });
+      deps.logger.warn({ event: 'invalid_recipient', operationKey: job.operationKey, messageKey: job.messageKey, channel: job.channel, problem }, 'recipient refused at fan-out: dead');
     }
   }
+  if (!first) deps.metrics.duplicatesSuppressed.inc({ stage: 'decision', reason: 'redelivered' });
   if (unrouted && first) {
     deps.metrics.unrouted.inc({ reason: unrouted });
     deps.logger.warn({ messageKey: data.messageKey, reason: unrouted, source: data.input.source }, 'message made no operation');
   }
-  return { operations: jobs.length, redelivered: !first, ...(unrouted ? { unrouted } : {}) };
+  return { operations: jobs.length, redelivered: !first, ...(invalid.length ? { invalidRecipients: invalid.length } : {}), ...(unrouted ? { unrouted } : {}) };
 }

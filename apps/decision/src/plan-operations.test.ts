@@ -2,7 +2,6 @@ import { sha256Hex as sha } from '@singleshot/core';
 import { describe, expect, it } from 'vitest';
 import type { DecideJobData, EventInput, MailInput } from '@singleshot/core';
 import { routeSchema, type RouteConfig } from '@singleshot/config';
-import { recipientProblem } from '@singleshot/providers';
 import { planOperations } from './decide';
 
 // Routes go through the config schema, so defaults (recipients, template) are the real ones.
@@ -178,14 +177,5 @@ describe('planOperations', () => {
     const first = planOperations(eventJob(), routes, mailboxes).jobs.map((j) => j.operationKey);
     const again = planOperations(eventJob(), routes, mailboxes).jobs.map((j) => j.operationKey);
     expect(again).toEqual(first);
-  });
-
-  it('drops recipients no provider of the channel can address (E.164 for SMS) and reports them', () => {
-    const check = (channel: string, recipient: string) => (channel === 'sms' ? recipientProblem(['twilio-sms'], recipient) : undefined);
-    const data = eventJob({ recipients: ['+14155550100', '0415 555 0100', 'a@example.com'] });
-    const { jobs, rejected } = planOperations(data, [route({ name: 'sms', channel: 'sms' }), route({ name: 'mail', channel: 'webhook' })], mailboxes, check);
-    expect(jobs.map((j) => `${j.channel}:${j.recipient}`)).toEqual(['sms:+14155550100', 'webhook:+14155550100', 'webhook:0415 555 0100', 'webhook:a@example.com']);
-    expect((rejected ?? []).map((r) => `${r.channel}:${r.recipient}`)).toEqual(['sms:0415 555 0100', 'sms:a@example.com']);
-    expect(rejected?.[0]?.reason).toContain('E.164');
   });
 });

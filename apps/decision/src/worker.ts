@@ -1,7 +1,8 @@
 import { Worker, UnrecoverableError } from 'bullmq';
 import type { DecideJobData } from '@singleshot/core';
-import { QUEUES, decideJobSchema, enqueueDeliveries, formatIssues } from '@singleshot/queues';
-import { recipientProblem } from '@singleshot/providers';
+import type { RecipientKind } from '@singleshot/core';
+import { QUEUES, addDead, decideJobSchema, enqueueDeliveries, formatIssues } from '@singleshot/queues';
+import { recipientKindOf } from '@singleshot/providers';
 import type { Runtime } from '@singleshot/runtime';
 import { decide, type DecideOutcome } from './decide';
 
@@ -13,15 +14,17 @@ export interface DecisionApp {
 /** Starts the decide worker: one job per message, fan-out to deliver jobs. */
 export function startDecision(rt: Runtime): DecisionApp {
   const logger = rt.logger.child({ component: 'decision' });
-  const channelTypes = new Map(Object.entries(rt.config.providers).map(([channel, list]) => [channel, list.map((p) => p.type)]));
   const deps = {
-    recipientProblem: (channel: string, recipient: string) => recipientProblem(channelTypes.get(channel) ?? [], recipient),
     routes: rt.config.routes,
     mailboxes: rt.config.mailboxes,
     enqueueDeliveries: (jobs: Parameters<typeof enqueueDeliveries>[1]) => enqueueDeliveries(rt.queues.deliver, jobs),
     markDecided: (messageKey: string, ops: string[]) => rt.messages.markDecided(messageKey, ops),
     logger,
     metrics: rt.metrics,
+    // A channel with an SMTP provider takes mail addresses; the others (http, log) any text.
+    // Mail providers take addresses, twilio-sms E.164 numbers, slack conversation or user ids; the others (http, log) any text.
+    recipientKind: (channel: string): RecipientKind => recipientKindOf((rt.config.providers[channel] ?? []).map((p) => p.type)),
+    deadOnArrival: { operations: rt.operations, addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record), workerId: rt.workerId },
   };
   const worker = new Worker<DecideJobData, DecideOutcome>(
     QUEUES.decide,

@@ -1,6 +1,7 @@
 import type { DeliverJobData } from '@singleshot/core';
 import type { AttemptRecord } from '@singleshot/store';
 import type { ScopedLogger } from '@singleshot/observability';
+import type { ReservedTrial } from './breaker-gate';
 import type { ClaimState, DeliverDeps } from './deliver-types';
 import type { LeaseKeeper } from './lease-keeper';
 
@@ -19,6 +20,8 @@ export class ClaimedAttempt {
     readonly job: DeliverJobData,
     readonly deps: DeliverDeps,
     readonly claim: ClaimState,
+    /** The half-open trial taken before the claim, for the provider chain to use. */
+    readonly trial?: ReservedTrial,
   ) {}
 
   now(): number {

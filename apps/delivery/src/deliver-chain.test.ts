@@ -241,6 +241,62 @@ describe('circuit breaker in the chain', () => {
     // operations die with every claim BREAKER_OPEN and no provider ever called.
     expect(await ops.get(data.operationKey)).toBeNull();
   });
+
+  it('half-open: only the trial claims; the others wait without an attempt, and an operation waiting is visible', async () => {
+    let clock = 3_000_000;
+    const now = () => clock;
+    const a = provider('a');
+    const registry = breakers(now, 1, 5000);
+    const waits: string[] = [];
+    const d = deps([a], { breakers: registry, now, waiting: { wait: async (j, reason) => void waits.push(`${j.operationKey}:${reason}`) } });
+    // The trial hangs until released, so the others meet a trial in flight.
+    let release!: () => void;
+    a.script.push('refused', () => new Promise<string>((r) => (release = () => r('a-trial'))));
+    await deliver(job(), d); // opens the breaker
+    clock += 5_000; // half-open
+    const jobs = [job(), job(), job(), job()];
+    const trial = deliver(jobs[0] as DeliverJobData, d);
+    await waitUntil(() => a.calls.length === 2, 'the trial call');
+    const others = await Promise.all(jobs.slice(1).map((j) => deliver(j, d)));
+    expect(others.map((o) => o.kind)).toEqual(['retry', 'retry', 'retry']);
+    for (const j of jobs.slice(1)) expect(await ops.get(j.operationKey)).toBeNull();
+    expect(waits).toEqual(jobs.slice(1).map((j) => `${j.operationKey}:breaker_open`));
+    release();
+    expect(await trial).toMatchObject({ kind: 'sent' });
+    expect(await ops.get((jobs[0] as DeliverJobData).operationKey)).toMatchObject({ status: 'sent', attempts: 1 });
+    // Closed again: the others go through, each with one attempt.
+    for (const j of jobs.slice(1)) expect(await deliver(j, d)).toMatchObject({ kind: 'sent' });
+    for (const j of jobs.slice(1)) expect(await ops.get(j.operationKey)).toMatchObject({ status: 'sent', attempts: 1 });
+  });
+
+  it('a claim that meets a breaker that opened meanwhile is released and its attempt refunded', async () => {
+    const clock = 4_000_000;
+    const now = () => clock;
+    const a = provider('a');
+    const registry = breakers(now, 1, 5000);
+    // The gate sees a closed breaker; another call's failure opens it while this one claims.
+    const d = deps([a], { breakers: registry, now });
+    const data = job();
+    const realGet = d.providers;
+    let opened = false;
+    d.providers = (channel) => {
+      if (!opened) {
+        // Runs after the gate's synchronous check, while the claim is in flight.
+        queueMicrotask(() => {
+          if (!opened) {
+            opened = true;
+            const permit = registry.get(channel, 'a').acquire();
+            registry.get(channel, 'a').record('failure', permit as { trial: boolean });
+          }
+        });
+      }
+      return realGet(channel);
+    };
+    const outcome = await deliver(data, d);
+    expect(outcome).toMatchObject({ kind: 'retry', reason: 'breaker_open' });
+    expect(a.calls).toHaveLength(0);
+    expect(await ops.get(data.operationKey)).toMatchObject({ status: 'pending', attempts: 0 });
+  });
 });
 
 describe('lease and deadlines with several providers in one claim', () => {

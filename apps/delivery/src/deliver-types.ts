@@ -46,10 +46,20 @@ export interface DeliverDeps {
     | 'suppressed'
     | 'fallbackSwitches'
   >;
+  /** Records that an operation waits without a claim (`ops show`, `singleshot_operations_waiting`). */
+  waiting?: WaitingPort;
   /** Aborted on shutdown: a claim not yet sent is released instead of sent. */
   shutdown?: AbortSignal;
   now?: () => number;
   random?: () => number;
+}
+
+/** Why an operation waits without being claimed. */
+export type WaitReason = 'breaker_open';
+
+/** Where waiting operations are made visible. */
+export interface WaitingPort {
+  wait(job: Pick<import('@singleshot/core').DeliverJobData, 'operationKey' | 'channel'>, reason: WaitReason, untilMs: number): Promise<void>;
 }
 
 /** What one call of the deliver handler came to (the worker reschedules `retry` and `conflict`). */
@@ -89,7 +99,8 @@ export interface ErrorInfo {
  * - `retry`: try again later; `status` is what the operation is left as
  *   (`in_doubt` after a failed reconciliation: the doubt is not resolved).
  * - `in_doubt`: a provider call whose outcome is unknown (see docs/protocol.md, invariant 5).
- * - `released`: handed back before any provider call in this claim.
+ * - `released`: handed back before any provider call in this claim; the
+ *   claim's attempt is refunded (only calls that may have reached a provider count).
  * - `stale`: this holder lost its lease; it writes nothing.
  * `retry` and `in_doubt` become `dead` when the attempt was the last one.
  */
@@ -99,7 +110,7 @@ export type Ending =
   | { kind: 'in_doubt'; reason: string; error: ErrorInfo; provider: string }
   | { kind: 'dead'; reason: string; error: ErrorInfo; provider?: string }
   | { kind: 'suppressed'; reason: string; error: ErrorInfo; details?: Record<string, unknown> }
-  | { kind: 'released'; reason: string; provider?: string }
+  | { kind: 'released'; reason: string; provider?: string; delayMs?: number }
   | { kind: 'stale' };
 
 /** The `result` label of `singleshot_deliveries_total`: one sample per ending of a claimed attempt. */

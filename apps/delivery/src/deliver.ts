@@ -1,8 +1,9 @@
 import type { DeliverJobData } from '@singleshot/core';
 import type { AttemptRecord } from '@singleshot/store';
+import { ensureDeadRecord } from '@singleshot/queues';
 import { lazyChild } from '@singleshot/observability';
 import { ClaimedAttempt } from './attempt';
-import { ensureDeadRecord } from './dead-record';
+import { passBreakers, returnTrial, type ReservedTrial } from './breaker-gate';
 import type { DeliverDeps, DeliverOutcome, Ending } from './deliver-types';
 import { finish } from './ending';
 import { keepLease } from './lease-keeper';
@@ -21,15 +22,28 @@ export type { DeliverDeps, DeliverOutcome } from './deliver-types';
  */
 export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<DeliverOutcome> {
   const now = deps.now ?? Date.now;
-  const { leaseMs } = deps.policy;
-  // Every provider of the channel behind an open breaker: come back when the
-  // first one lets a trial through, without claiming. A claim would count as an
-  // attempt, and good operations would run out of attempts while no provider
-  // was ever called (found by the chaos suite).
-  const blockedForMs = openBreakersMs(job.channel, deps);
-  if (blockedForMs > 0) {
-    return { kind: 'retry', delayMs: blockedForMs + Math.floor((deps.random ?? Math.random)() * 250), reason: 'breaker_open' };
+  // Every provider of the channel behind an open breaker (or a half-open one
+  // whose single trial another attempt holds): come back later without
+  // claiming. A claim counts as an attempt, and operations would run out of
+  // attempts while no provider was called: each half-open cycle used to let
+  // every waiting job claim and then skip (issue 10, the 40 s SMTP outage).
+  const gate = passBreakers(job.channel, deps);
+  if (gate.kind === 'wait') {
+    const delayMs = gate.delayMs + Math.floor((deps.random ?? Math.random)() * 250);
+    await deps.waiting?.wait(job, 'breaker_open', now() + delayMs);
+    return { kind: 'retry', delayMs, reason: 'breaker_open' };
   }
+  const trial = gate.trial;
+  try {
+    return await claimAndSend(job, deps, trial);
+  } finally {
+    returnTrial(trial);
+  }
+}
+
+async function claimAndSend(job: DeliverJobData, deps: DeliverDeps, trial: ReservedTrial | undefined): Promise<DeliverOutcome> {
+  const now = deps.now ?? Date.now;
+  const { leaseMs } = deps.policy;
   // The lease runs from when Redis ran the claim, not from when its answer was read.
   const claimSentAt = now();
   const claim = await deps.operations.claim({
@@ -46,7 +60,7 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
       deps.metrics.duplicatesSuppressed.inc({ stage: 'delivery', reason: 'already_sent' });
       return { kind: 'duplicate' };
     case 'terminal':
-      if (claim.status === 'dead') await ensureDeadRecord(job, deps);
+      if (claim.status === 'dead') await ensureDeadRecord(deps, { operationKey: job.operationKey, job });
       return { kind: 'terminal', status: claim.status };
     case 'conflict':
       deps.metrics.lockConflicts.inc({ queue: 'deliver' });
@@ -64,7 +78,7 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
     onLost: (reason) => log.warn({ reason }, 'lease lost; this holder stops and will not commit'),
   });
   try {
-    const attempt = new ClaimedAttempt(job, deps, { ...claim, keeper, log });
+    const attempt = new ClaimedAttempt(job, deps, { ...claim, keeper, log }, trial);
     return await finish(attempt, await decide(attempt));
   } finally {
     keeper.stop();
@@ -107,18 +121,4 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
     }
   }
   return (await applyRecipientLimits(a, deps.limits)) ?? sendThroughChain(a, chain, prior);
-}
-
-/** Ms until the first provider of the channel accepts a call; 0 when one can be tried now. */
-function openBreakersMs(channel: string, deps: DeliverDeps): number {
-  if (!deps.breakers) return 0;
-  const chain = deps.providers(channel);
-  if (chain.length === 0) return 0;
-  let soonest = Infinity;
-  for (const provider of chain) {
-    const ms = deps.breakers.get(channel, provider.name).openForMs();
-    if (ms === 0) return 0;
-    soonest = Math.min(soonest, ms);
-  }
-  return soonest;
 }

@@ -1,7 +1,7 @@
 import { retryDelayMs } from '@singleshot/core';
 import type { CommitInput } from '@singleshot/store';
 import type { ClaimedAttempt } from './attempt';
-import { ensureDeadRecord } from './dead-record';
+import { ensureDeadRecord } from '@singleshot/queues';
 import type { DeliverOutcome, DeliveryResult, Ending, ErrorInfo } from './deliver-types';
 
 /** How long a released operation waits before its next claim. */
@@ -60,10 +60,13 @@ export async function finish(a: ClaimedAttempt, ending: Ending): Promise<Deliver
     }
     case 'released': {
       // Back to where it stood before this claim; an unresolved doubt stays a doubt.
+      // No provider was called in this claim: its attempt is given back.
       const releaseTo = a.claim.previousStatus === 'in_doubt' ? 'in_doubt' : 'pending';
-      if ((await commit(a, 'released', { releaseTo, nextAttemptAt: a.now() + RELEASE_DELAY_MS })) === 'stale') return stale(a, ending.provider);
+      const delayMs = ending.delayMs ?? RELEASE_DELAY_MS;
+      if ((await commit(a, 'released', { releaseTo, refundAttempt: true, nextAttemptAt: a.now() + delayMs })) === 'stale') return stale(a, ending.provider);
       count(a, 'released', ending.provider);
-      return { kind: 'retry', delayMs: RELEASE_DELAY_MS, reason: ending.reason };
+      if (ending.reason === 'breaker_open') await a.deps.waiting?.wait(a.job, 'breaker_open', a.now() + delayMs);
+      return { kind: 'retry', delayMs, reason: ending.reason };
     }
     case 'stale':
       // Lost the lease before a commit: nothing is written (docs/protocol.md, invariant 10).
@@ -75,7 +78,7 @@ async function dead(a: ClaimedAttempt, reason: string, error: ErrorInfo, provide
   if ((await commit(a, 'dead', { reason, error, provider })) === 'stale') return stale(a, provider);
   a.deps.metrics.dead.inc({ channel: a.job.channel, reason });
   count(a, 'dead', provider);
-  await ensureDeadRecord(a.job, a.deps, { reason, error });
+  await ensureDeadRecord(a.deps, { operationKey: a.job.operationKey, job: a.job, reason, error });
   a.log.warn({ event: 'operation_dead', reason, error }, 'operation dead; recorded in the DLQ');
   return { kind: 'dead', reason };
 }

@@ -39,7 +39,7 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
     if (a.keeper.lost()) return { kind: 'stale' };
 
     const breaker: CircuitBreaker | undefined = deps.breakers?.get(job.channel, provider.name);
-    const permit = breaker ? breaker.acquire() : ALWAYS;
+    const permit = takePermit(a, provider.name, breaker);
     if (!permit.allowed) {
       const error = { code: 'BREAKER_OPEN', message: `${provider.name}: circuit breaker open; skipped without a call` };
       a.record({ step: 'breaker_skip', outcome: 'failed', provider: provider.name, errorCode: error.code, error: error.message });
@@ -47,6 +47,10 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
         switchTo(provider, next, 'breaker_open', error);
         continue;
       }
+      // The breaker opened after the gate let this attempt through. If no
+      // provider was called in this claim, the claim is handed back and its
+      // attempt refunded: waiting at a breaker never counts as an attempt.
+      if (!a.history.some((h) => h.step === 'send')) return { kind: 'released', reason: 'breaker_open', provider: provider.name, delayMs: permit.retryInMs };
       return { kind: 'retry', status: 'failed', reason: 'breaker_open', error, provider: provider.name, retryAfterMs: permit.retryInMs };
     }
 
@@ -108,4 +112,13 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
     }
   }
   throw new Error('unreachable: the last provider of a plan always ends the attempt');
+}
+
+/** The reserved half-open trial for this provider (taken before the claim), else a fresh permit. */
+function takePermit(a: ClaimedAttempt, provider: string, breaker: CircuitBreaker | undefined): BreakerPermit {
+  if (a.trial && !a.trial.used && a.trial.provider === provider) {
+    a.trial.used = true;
+    return a.trial.permit;
+  }
+  return breaker ? breaker.acquire() : ALWAYS;
 }

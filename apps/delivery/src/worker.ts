@@ -2,11 +2,12 @@ import { DelayedError, Worker } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
 import type { RateLimitConfig } from '@singleshot/config';
 import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider } from '@singleshot/providers';
-import { QUEUES, addDead, deliverJobSchema, formatIssues } from '@singleshot/queues';
+import { QUEUES, addDead, deliverJobSchema, ensureDeadRecord, formatIssues } from '@singleshot/queues';
 import { RateLimiter } from '@singleshot/store';
 import type { Runtime } from '@singleshot/runtime';
 import { deliver, type DeliverDeps, type DeliverOutcome } from './deliver';
 import { RecoverySweeper } from './sweeper';
+import { WaitingBoard } from './waiting';
 
 export interface DeliveryApp {
   worker: Worker<DeliverJobData, DeliverOutcome>;
@@ -50,8 +51,11 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   for (const [channel, list] of providers) for (const p of list) rt.metrics.breakerState.set({ channel, provider: p.name }, 0);
   const routeLimits = new Map<string, RateLimitConfig>();
   for (const route of rt.config.routes) if (route.limit) routeLimits.set(route.name, route.limit);
+  const waiting = new WaitingBoard(rt.operations);
+  rt.metrics.setWaitingSource(() => waiting.counts());
   const deps: DeliverDeps = {
     operations: rt.operations,
+    waiting,
     providers: (channel: string) => providers.get(channel) ?? [],
     addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record),
     policy: delivery,
@@ -83,13 +87,11 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
       const parsed = deliverJobSchema.safeParse(job.data);
       if (!parsed.success) {
         const issues = formatIssues(parsed.error);
-        await addDead(rt.queues.dead, {
+        await ensureDeadRecord(deps, {
           operationKey: String(job.id),
           job: job.data as unknown as Record<string, unknown>,
           reason: 'invalid_payload',
           error: { code: 'INVALID_JOB', message: issues.join('; ') },
-          attempts: [],
-          diedAt: Date.now(),
         });
         rt.metrics.dead.inc({ channel: 'unknown', reason: 'invalid_payload' });
         logger.error({ jobId: job.id, issues }, 'invalid deliver job: recorded in the DLQ');

@@ -19,7 +19,7 @@ export interface AcceptResult {
 /**
  * Takes one arrival of a message. Resolves only once the message's decide job
  * is in Redis (docs/protocol.md invariant 2: ack after effect); throws StoreUnavailableError
- * otherwise. `accepted` goes to exactly one arrival, `duplicate` to all others.
+ * when Redis did not confirm. `accepted` goes to exactly one arrival, `duplicate` to all others.
  */
 export async function acceptMessage(
   deps: AcceptDeps,
@@ -36,6 +36,10 @@ export async function acceptMessage(
     return await Promise.race([timeout, accept(deps, input)]);
   } catch (err) {
     if (err instanceof StoreUnavailableError) throw err;
+    // A JavaScript error of our own (a RangeError from serializing a hostile
+    // body, a TypeError) is not an outage: reporting it as one made producers
+    // retry a bad input forever. It goes on as it is (500, logged).
+    if (err instanceof RangeError || err instanceof TypeError || err instanceof SyntaxError || err instanceof ReferenceError) throw err;
     throw new StoreUnavailableError('Redis is unavailable', { cause: err });
   } finally {
     clearTimeout(timer);

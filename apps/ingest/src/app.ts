@@ -1,12 +1,13 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Registry } from 'prom-client';
 import { livenessHandler, metricsHandler, readinessHandler, type ReadinessCheck } from '@singleshot/observability';
+import { TokenBuckets, inFlightLimit, sendError } from '@singleshot/http';
 import type { IngestContext } from './context';
-import { sendError } from './errors';
 import { INGEST_OPENAPI } from './openapi';
+import type { Producer } from './producer-auth';
 import { eventsRouter } from './routes/events';
 import { rawMailRouter } from './routes/mail-raw';
-import { SIGNATURE_HEADER, verifySignature } from './signature';
+import { SIGNATURE_HEADER } from './signature';
 
 export interface IngestAppOptions {
   ctx: IngestContext;
@@ -25,10 +26,9 @@ export function createIngestApp({ ctx, registry, ready, providerWebhooks }: Inge
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const route = req.route?.path ? `${req.baseUrl}${req.route.path === '/' ? '' : req.route.path}` : 'unmatched';
-      ctx.metrics.ingestRequestDuration.observe(
-        { route, status: String(res.statusCode) },
-        Number(process.hrtime.bigint() - started) / 1e9,
-      );
+      const status = String(res.statusCode);
+      ctx.metrics.ingestRequestDuration.observe({ route, status }, Number(process.hrtime.bigint() - started) / 1e9);
+      if (req.originalUrl.startsWith('/v1/')) ctx.metrics.ingestRequests.inc({ key: (res.locals.producer as Producer | undefined)?.name ?? 'none', status });
     });
     next();
   });
@@ -37,6 +37,9 @@ export function createIngestApp({ ctx, registry, ready, providerWebhooks }: Inge
   app.get('/readyz', (req, res) => void readinessHandler(ready, { logger: ctx.logger })(req, res));
   app.get('/metrics', (req, res) => void metricsHandler(registry)(req, res));
   app.get('/openapi.json', (_req, res) => void res.json(INGEST_OPENAPI));
+
+  // Shed load before any body is read: memory stays bounded however many arrive.
+  app.use('/v1', inFlightLimit(ctx.limits.maxRequestsInFlight, 1));
 
   // Raw bodies everywhere: signatures are computed over the exact bytes.
   const parseRaw = express.raw({ type: () => true, limit: ctx.maxBodyBytes });
@@ -47,15 +50,27 @@ export function createIngestApp({ ctx, registry, ready, providerWebhooks }: Inge
     if (!Buffer.isBuffer(req.body)) req.body = Buffer.alloc(0);
     next();
   };
-  const raw = [parseRaw, emptyIfNone];
-  const signed = (req: Request, res: Response, next: NextFunction) => {
-    if (verifySignature(req.body as Buffer, req.get(SIGNATURE_HEADER), ctx.signingSecrets)) return next();
-    ctx.metrics.eventsReceived.inc({ source: 'unknown', result: 'invalid' });
-    sendError(res, 401, 'BAD_SIGNATURE', `missing or invalid ${SIGNATURE_HEADER} header`);
+  const buckets = new TokenBuckets();
+  const authenticated = (req: Request, res: Response, next: NextFunction) => {
+    const outcome = ctx.auth.authenticate(req.get('authorization'), req.get(SIGNATURE_HEADER), req.body as Buffer);
+    if (!outcome.ok) {
+      ctx.metrics.eventsReceived.inc({ source: 'unknown', result: 'invalid' });
+      res.setHeader('www-authenticate', 'Bearer realm="singleshot"');
+      return sendError(res, 401, outcome.code, outcome.message);
+    }
+    res.locals.producer = outcome.producer;
+    const wait = buckets.take(outcome.producer.name, outcome.producer.rate);
+    if (wait > 0) {
+      res.setHeader('retry-after', String(wait));
+      return sendError(res, 429, 'RATE_LIMITED', `producer "${outcome.producer.name}" is over its rate limit; retry later`, { retryAfterSeconds: wait });
+    }
+    next();
   };
-  app.use('/v1/events', raw, signed, eventsRouter(ctx));
+  const guarded = [parseRaw, emptyIfNone, authenticated];
+  app.use('/v1/events', guarded, eventsRouter(ctx));
+  // Provider formats keep their providers' own authentication (signatures, basic auth, URL tokens).
   if (providerWebhooks) app.use('/v1/mail/inbound', providerWebhooks);
-  app.use('/v1/mail/inbound', raw, signed, rawMailRouter(ctx));
+  app.use('/v1/mail/inbound', guarded, rawMailRouter(ctx));
 
   app.use((req, res) => sendError(res, 404, 'NOT_FOUND', `no route for ${req.method} ${req.path}`));
   // express 5 forwards rejected async handlers here.
@@ -68,6 +83,7 @@ export function createIngestApp({ ctx, registry, ready, providerWebhooks }: Inge
       return sendError(res, e.status, 'BAD_REQUEST', e.message ?? 'bad request');
     }
     ctx.logger.error({ err }, 'ingest request failed');
+    if (res.headersSent) return void res.destroy();
     // Never a 2xx for something not kept; 500 tells the producer to retry.
     sendError(res, 500, 'INTERNAL', 'internal error; the event was not confirmed, retry');
   });

@@ -1,13 +1,17 @@
 import type { Logger, Metrics } from '@singleshot/observability';
+import type { Runtime } from '@singleshot/runtime';
 import type { AcceptDeps } from './accept';
+import type { ProducerAuth } from './producer-auth';
 
 /** What the ingest routes need; built once by `startIngest`, small in tests. */
 export interface IngestContext {
   accept: AcceptDeps;
   logger: Logger;
-  metrics: Pick<Metrics, 'eventsReceived' | 'duplicatesSuppressed' | 'fingerprintFallbacks' | 'ingestRequestDuration'>;
+  metrics: Pick<Metrics, 'eventsReceived' | 'duplicatesSuppressed' | 'fingerprintFallbacks' | 'ingestRequestDuration' | 'ingestRequests'>;
   mailboxIds: Set<string>;
-  signingSecrets: readonly string[];
+  /** Producer authentication (API keys, HMAC signature, or anonymous on loopback). */
+  auth: ProducerAuth;
+  limits: { maxRequestsInFlight: number; maxJsonDepth: number };
   maxBodyBytes: number;
   maxMailBytes: number;
   /**
@@ -16,3 +20,9 @@ export interface IngestContext {
    */
   sourceLabel(source: string): string;
 }
+
+/**
+ * What ingest takes from the runtime: no operation store, journal or worker
+ * queues (ingest only accepts messages and enqueues decide jobs).
+ */
+export type IngestRuntime = Pick<Runtime, 'config' | 'logger' | 'metrics' | 'keys' | 'redis' | 'producer' | 'producerQueues' | 'retentionMs'>;

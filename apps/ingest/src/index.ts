@@ -6,3 +6,4 @@ export * from './server';
 export * from './signature';
 export * from './mail-intake';
 export * from './mailbox-pollers';
+export * from './producer-auth';

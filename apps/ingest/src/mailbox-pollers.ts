@@ -1,8 +1,7 @@
 import { ImapSourceGroup, parseImapMail, type ImapSourceOptions } from '@singleshot/mail';
 import { ImapCursorStore } from '@singleshot/store';
-import type { Runtime } from '@singleshot/runtime';
 import type { Metrics } from '@singleshot/observability';
-import type { IngestContext } from './context';
+import type { IngestContext, IngestRuntime } from './context';
 import { acceptMail } from './mail-intake';
 
 export interface MailboxPollers {
@@ -16,7 +15,7 @@ export interface MailboxPollers {
  * the decide job is in Redis. Every ingest replica polls: message keys make the
  * extra copies duplicates, at the cost of some IMAP traffic.
  */
-export async function startMailboxPollers(rt: Runtime, ctx: IngestContext, metrics: Pick<Metrics, 'imapPollLag'>): Promise<MailboxPollers | undefined> {
+export async function startMailboxPollers(rt: IngestRuntime, ctx: IngestContext, metrics: Pick<Metrics, 'imapPollLag'>): Promise<MailboxPollers | undefined> {
   const mailboxes: ImapSourceOptions[] = [];
   for (const mailbox of rt.config.mailboxes) {
     const imap = mailbox.imap;

@@ -1,10 +1,20 @@
 import { createRuntime, loadConfigOrExit, onShutdown } from '@singleshot/runtime';
-import { startIngest } from './server';
+import { IngestStartError } from './producer-auth';
+import { checkIngestConfig, startIngest } from './server';
 
 // `node dist/apps/ingest/main.js`: the ingest app alone; /healthz, /readyz and
 // /metrics are served on its own HTTP port.
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
+  try {
+    checkIngestConfig(config);
+  } catch (err) {
+    if (err instanceof IngestStartError) {
+      console.error(`${err.code}: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
   const rt = await createRuntime(config, { app: 'ingest' });
   const ingest = await startIngest(rt);
   onShutdown(rt.logger, async () => {

@@ -1,43 +1,46 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Router } from 'express';
 import { MessageStore } from '@singleshot/store';
-import type { RunningWorker, Runtime } from '@singleshot/runtime';
+import { listen } from '@singleshot/http';
+import { defaultReady, type RunningWorker } from '@singleshot/runtime';
 import { createIngestApp } from './app';
-import type { IngestContext } from './context';
+import type { IngestContext, IngestRuntime } from './context';
 import { acceptMail } from './mail-intake';
 import { startMailboxPollers } from './mailbox-pollers';
+import { ProducerAuth, resolveIngestHost } from './producer-auth';
 import { providerWebhookRouter } from './routes/provider-webhooks';
 
 export interface IngestApp {
   port: number;
+  host: string;
   ctx: IngestContext;
   close(): Promise<void>;
 }
 
 /** Builds the ingest context from a runtime (plain wiring, no container). */
-export function ingestContext(rt: Runtime): IngestContext {
+export function ingestContext(rt: IngestRuntime): IngestContext {
   const knownSources = new Set<string>(['mail']);
   for (const route of rt.config.routes) if (route.match.source) knownSources.add(route.match.source);
+  const ingest = rt.config.ingest;
   return {
     accept: {
       // The fail-fast producer connection: while Redis is away, answer 503 at once.
       messages: new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
       decideQueue: rt.producerQueues.decide,
-      enqueueTimeoutMs: rt.config.ingest.enqueueTimeoutMs,
+      enqueueTimeoutMs: ingest.enqueueTimeoutMs,
     },
     logger: rt.logger.child({ component: 'ingest' }),
     metrics: rt.metrics,
     mailboxIds: new Set(rt.config.mailboxes.map((m) => m.id)),
-    signingSecrets: rt.config.ingest.signingSecrets,
-    maxBodyBytes: rt.config.ingest.maxBodyBytes,
-    maxMailBytes: rt.config.ingest.maxBodyBytes,
+    auth: new ProducerAuth(ingest),
+    limits: { maxRequestsInFlight: ingest.maxRequestsInFlight, maxJsonDepth: ingest.maxJsonDepth },
+    maxBodyBytes: ingest.maxBodyBytes,
+    maxMailBytes: ingest.maxBodyBytes,
     sourceLabel: (source) => (knownSources.has(source) ? source : 'other'),
   };
 }
 
 /** Provider inbound formats (Mailgun, Postmark, SendGrid) from `config.webhooks`. */
-export function webhooksFor(rt: Runtime): (ctx: IngestContext) => Router {
+export function webhooksFor(rt: IngestRuntime): (ctx: IngestContext) => Router {
   const { mailgun, postmark, sendgrid } = rt.config.webhooks;
   return (ctx) =>
     providerWebhookRouter({
@@ -58,11 +61,19 @@ export function webhooksFor(rt: Runtime): (ctx: IngestContext) => Router {
 }
 
 /**
+ * Throws `INGEST_AUTH_REQUIRED` (IngestStartError) when ingest would listen
+ * beyond loopback without producer credentials; call it before connecting anything.
+ */
+export function checkIngestConfig(config: IngestRuntime['config'], host?: string): string {
+  return resolveIngestHost(config.ingest, host);
+}
+
+/**
  * Starts the ingest HTTP server (and the IMAP pollers of configured mailboxes).
  * `port` 0 picks a free one.
  */
 export async function startIngest(
-  rt: Runtime,
+  rt: IngestRuntime,
   options: {
     port?: number;
     host?: string;
@@ -72,49 +83,27 @@ export async function startIngest(
     workers?: Record<string, RunningWorker>;
   } = {},
 ): Promise<IngestApp> {
+  const host = resolveIngestHost(rt.config.ingest, options.host);
   const ctx = ingestContext(rt);
-  const ready = async () => {
-    const checks: Record<string, string> = {};
-    let ok = true;
-    try {
-      await rt.producer.ping();
-      checks.redis = 'ok';
-    } catch (err) {
-      ok = false;
-      checks.redis = `unreachable: ${(err as Error).message}`;
-    }
-    for (const [name, worker] of Object.entries(options.workers ?? {})) {
-      const running = worker.isRunning();
-      checks[`${name}-worker`] = running ? 'running' : 'stopped';
-      ok &&= running;
-    }
-    return { ok, checks };
-  };
   const app = createIngestApp({
     ctx,
     registry: rt.metrics.registry,
-    ready,
+    ready: () => defaultReady({ redis: rt.producer }, options.workers),
     providerWebhooks: (options.providerWebhooks ?? webhooksFor(rt))(ctx),
   });
-  const port = options.port ?? rt.config.ingest.port;
-  const host = options.host ?? rt.config.ingest.host;
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(port, host, (err?: Error) => (err ? reject(err) : resolve(s)));
-    s.once('error', reject);
-  });
-  server.keepAliveTimeout = 65_000;
-  const actual = (server.address() as AddressInfo).port;
-  ctx.logger.info({ port: actual, host }, 'ingest listening');
+  const { ingest } = rt.config;
+  const server = await listen(app, options.port ?? ingest.port, host, ingest);
+  const auth = ctx.auth.required ? [ingest.apiKeys.length ? `${ingest.apiKeys.length} api keys` : '', ingest.signingSecrets.length ? 'hmac' : ''].filter(Boolean).join('+') : 'none';
+  ctx.logger.info({ event: 'ingest_listening', port: server.port, host, auth }, 'ingest listening');
+  if (!ctx.auth.required) ctx.logger.warn({ event: 'ingest_anonymous', host }, 'ingest accepts anonymous producers (no ingest.apiKeys or signingSecrets)');
   const pollers = options.pollers === false ? undefined : await startMailboxPollers(rt, ctx, rt.metrics);
   return {
-    port: actual,
+    port: server.port,
+    host,
     ctx,
     close: async () => {
       await pollers?.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await server.close();
     },
   };
 }

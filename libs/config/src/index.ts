@@ -1,5 +1,6 @@
 export * from './config-error';
 export * from './schema';
+export * from './ingest-schema';
 export * from './provider-schema';
 export * from './providers/ses-schema';
 export * from './providers/sendgrid-schema';

@@ -33,7 +33,8 @@ describe('loadConfig', () => {
     const { config, source } = loadConfig({ file: FIXTURE, env: {} });
     expect(source).toBe(FIXTURE);
     expect(config.redis.url).toBe('redis://127.0.0.1:6379');
-    expect(config.ingest).toMatchObject({ port: 8080, maxBodyBytes: 10485760, host: '0.0.0.0', signingSecrets: [] });
+    expect(config.ingest).toMatchObject({ port: 8080, maxBodyBytes: 10485760, signingSecrets: [], apiKeys: [], allowAnonymous: false });
+    expect(config.ingest.host).toBeUndefined();
     expect(config.routes.map((r) => [r.name, r.channel, r.recipients])).toEqual([
       ['orders', 'webhook', 'event'],
       // No recipients given: a notify_owner action goes to the mailbox's owner.
@@ -59,7 +60,7 @@ describe('loadConfig', () => {
     expect(source).toBe('defaults');
     expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', keyPrefix: 'ss', shards: 16, checkOnStart: true });
     expect(config.log.level).toBe('info');
-    expect(config.dashboard).toEqual({ port: 3000, host: '127.0.0.1' });
+    expect(config.dashboard).toEqual({ port: 3000, host: '127.0.0.1', allowAnonymous: false, tokenPath: '.singleshot/dashboard-token', allowedOrigins: [] });
     expect(config.decision).toEqual({ concurrency: 16, metricsPort: 9464 });
     expect(config.delivery.metricsPort).toBe(9465);
     expect(config.providers).toEqual({ log: [{ type: 'log', name: 'log', path: './.singleshot/notifications.ndjson' }] });

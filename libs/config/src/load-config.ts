@@ -8,6 +8,7 @@ import { DEFAULT_CONFIG_INPUT } from './defaults';
 import { applyEnvOverrides } from './env-overrides';
 import { isRawObject } from './raw';
 import { configSchema, type Config } from './schema';
+import { resolveSecretEnv } from './secret-env';
 import { resolveSecretFiles } from './secret-files';
 
 export const DEFAULT_CONFIG_FILE = 'singleshot.config.yaml';
@@ -59,9 +60,9 @@ export function parseConfig(input: unknown, env: NodeJS.ProcessEnv = {}, options
   if (!isRawObject(raw)) throw new ConfigError(source, [{ path: '', message: 'the config must be a mapping of sections' }]);
 
   const envOrigins = applyEnvOverrides(raw, env);
-  const issues: ConfigIssue[] = resolveSecretFiles(raw, options.baseDir ?? process.cwd());
+  const issues: ConfigIssue[] = [...resolveSecretFiles(raw, options.baseDir ?? process.cwd()), ...resolveSecretEnv(raw, env)];
   // An unreadable `passwordFile` also leaves `password` unset; report the cause only.
-  const explained = new Set(issues.map((issue) => issue.path.replace(/File$/, '')));
+  const explained = new Set(issues.map((issue) => issue.path.replace(/(File|Env)$/, '')));
   const result = configSchema.safeParse(raw);
   if (!result.success) {
     issues.push(...toIssues(result.error.issues, envOrigins).filter((issue) => !explained.has(issue.path)));

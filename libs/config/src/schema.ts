@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { mailboxSchema } from './mailbox-schema';
 import { listenPort, nonEmpty, nonNegativeInt, positiveInt, rateLimitSchema } from './primitives';
+import { ingestSchema } from './ingest-schema';
 import { providersSchema } from './provider-schema';
 import { routeSchema } from './route-schema';
 
@@ -43,18 +44,6 @@ export const logSchema = z.strictObject({
   level: z.enum(LOG_LEVELS).default('info'),
 });
 
-export const ingestSchema = z.strictObject({
-  port: listenPort.default(8080),
-  host: nonEmpty.default('0.0.0.0'),
-  maxBodyBytes: positiveInt.default(10_485_760),
-  /** HMAC secrets accepted for `X-Singleshot-Signature`; several allow rotation. Empty = signing off. */
-  signingSecrets: z.array(nonEmpty).default([]),
-  /** A file with one secret per line. */
-  signingSecretsFile: nonEmpty.optional(),
-  /** How long a request waits for its decide job to reach Redis before answering 503. */
-  enqueueTimeoutMs: positiveInt.default(5_000),
-});
-
 export const dashboardSchema = z.strictObject({
   port: listenPort.default(3000),
   /** Loopback by default: the dashboard can replay dead operations. */
@@ -77,6 +66,18 @@ export const dashboardSchema = z.strictObject({
       }
     })
     .optional(),
+  /**
+   * Loopback only: serve without any credentials (not even the generated
+   * token). Refused on any other host.
+   */
+  allowAnonymous: z.boolean().default(false),
+  /** Where the generated login token is written when no credentials are configured (mode 0600). */
+  tokenPath: nonEmpty.default('.singleshot/dashboard-token'),
+  /**
+   * Origins (besides the dashboard's own, from the `Host` header) allowed to
+   * make state-changing requests, e.g. `https://ops.example.com` behind a proxy.
+   */
+  allowedOrigins: z.array(z.url()).default([]),
 });
 
 export const decisionSchema = z.strictObject({
@@ -88,10 +89,22 @@ export const decisionSchema = z.strictObject({
 export const deliverySchema = z.strictObject({
   /** Lock lease; a provider call's deadline stays below what remains of it. */
   leaseMs: z.int().min(1_000).default(30_000),
-  attempts: positiveInt.default(5),
+  /**
+   * Provider calls (ones that reached, or may have reached, the provider) before
+   * an operation is dead. Waiting at an open circuit breaker is not a call. With
+   * the default backoff (full jitter), 25 calls span about 3 days (the retry
+   * horizon; 2.5 to 3.3 days in nearly every case, never more than 5.7): like
+   * Stripe's 3 days of webhook retries, under Postfix's 5-day queue lifetime,
+   * inside the 7-day retention, so a weekend-long provider outage delays
+   * notifications instead of killing them.
+   */
+  attempts: positiveInt.default(25),
   /** Delay before retry n (the last value repeats), with jitter, capped by `backoffCapMs`. */
-  backoffMs: z.array(nonNegativeInt).min(1, 'needs at least one delay').default([1_000, 5_000, 20_000]),
-  backoffCapMs: nonNegativeInt.default(600_000),
+  backoffMs: z
+    .array(nonNegativeInt)
+    .min(1, 'needs at least one delay')
+    .default([1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000]),
+  backoffCapMs: nonNegativeInt.default(28_800_000),
   concurrency: positiveInt.default(32),
   /**
    * An in-doubt send on a provider without `lookupUrl` cannot be reconciled:
@@ -184,6 +197,7 @@ export type RedisConfig = Config['redis'];
 export type LogConfig = Config['log'];
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export type IngestConfig = Config['ingest'];
+export type ApiKeyConfig = IngestConfig['apiKeys'][number];
 export type DashboardConfig = Config['dashboard'];
 export type DecisionConfig = Config['decision'];
 export type DeliveryConfig = Config['delivery'];

@@ -18,6 +18,7 @@ const SECRET_FILE_KEYS: Readonly<Record<string, { target: string; list?: boolean
   authTokenFile: { target: 'authToken' },
   secretAccessKeyFile: { target: 'secretAccessKey' },
   signingKeyFile: { target: 'signingKey' },
+  keyFile: { target: 'key' },
   // One secret per line; blank lines ignored.
   signingSecretsFile: { target: 'signingSecrets', list: true },
 };

@@ -7,3 +7,4 @@ export * from './errors';
 export * from './types';
 export * from './template';
 export * from './backoff';
+export * from './recipient';

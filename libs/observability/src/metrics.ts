@@ -46,6 +46,8 @@ export interface Metrics {
   /** Mails keyed by the fallback fingerprint (no usable Message-ID): collisions are possible. */
   fingerprintFallbacks: Counter<'source'>;
   ingestRequestDuration: Histogram<'route' | 'status'>;
+  /** Ingest requests by producer key name (`anonymous`, `hmac`, `none` before authentication) and status code. */
+  ingestRequests: Counter<'key' | 'status'>;
   dead: Counter<'channel' | 'reason'>;
   suppressed: Counter<'reason'>;
   /** A channel moved on to its next provider (only after a definite failure). */
@@ -58,8 +60,6 @@ export interface Metrics {
   replays: Counter<'via' | 'result'>;
   /** Messages that made no operation (no route matched, or no recipients). */
   unrouted: Counter<'reason'>;
-  /** Recipients no provider of their channel can address (an SMS channel needs E.164), dropped at fan-out with a warning. */
-  recipientsRejected: Counter<'channel'>;
   /** Operations currently in doubt, read at scrape time from the source given to setInDoubtSource. */
   operationsInDoubt: Gauge<string>;
   /** Filled at scrape time from the source given to setQueueSource. */
@@ -72,6 +72,10 @@ export interface Metrics {
   setDlqSource(fetch: () => Promise<DlqDepth[]>, options?: SourceOptions): void;
   /** Where `singleshot_operations_in_doubt` comes from; cached like the others. */
   setInDoubtSource(fetch: () => Promise<number>, options?: SourceOptions): void;
+  /** Operations this process holds back without a claim, by reason (`breaker_open`), read at scrape time. */
+  operationsWaiting: Gauge<'reason'>;
+  /** Where `singleshot_operations_waiting` comes from (in memory, no I/O). */
+  setWaitingSource(read: () => Record<string, number>): void;
 }
 
 // One Metrics per registry: in the embedded mode several apps share a process,
@@ -143,8 +147,25 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     },
   });
 
+  let waitingSource: (() => Record<string, number>) | undefined;
+  const operationsWaiting = new Gauge<'reason'>({
+    name: 'singleshot_operations_waiting',
+    help: 'Operations held back without a claim (not an attempt), by reason, in this delivery process; read at scrape time.',
+    labelNames: ['reason'],
+    registers,
+    collect() {
+      if (!waitingSource) return;
+      this.reset();
+      for (const [reason, n] of Object.entries(waitingSource())) this.set({ reason }, n);
+    },
+  });
+
   const metrics: Metrics = {
     registry,
+    operationsWaiting,
+    setWaitingSource(read) {
+      waitingSource = read;
+    },
     eventsReceived: counter('singleshot_events_received_total', 'Events and mails received, by source and result.', [
       'source',
       'result',
@@ -192,6 +213,7 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
       ['route', 'status'],
       DURATION_BUCKETS,
     ),
+    ingestRequests: counter('singleshot_ingest_requests_total', 'Ingest API requests by producer key name and status code.', ['key', 'status']),
     dead: counter('singleshot_dead_total', 'Operations moved to the dead-letter queue, by reason.', ['channel', 'reason']),
     suppressed: counter('singleshot_suppressed_total', 'Operations suppressed on purpose (rate limit, rule).', ['reason']),
     fallbackSwitches: counter('singleshot_fallback_switches_total', 'A channel moved on to its next provider after a definite failure.', [
@@ -213,7 +235,6 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     }),
     replays: counter('singleshot_replays_total', 'Dead or suppressed operations replayed, by who asked and result.', ['via', 'result']),
     unrouted: counter('singleshot_unrouted_total', 'Messages that made no operation, by reason.', ['reason']),
-    recipientsRejected: counter('singleshot_recipients_rejected_total', 'Recipients no provider of their channel can address, by channel.', ['channel']),
     operationsInDoubt,
     queueJobs,
     dlqDepth,

@@ -1,25 +1,25 @@
-import { E164, SLACK_RECIPIENT, type ProviderType } from '@singleshot/config';
+import type { RecipientKind } from '@singleshot/core';
+import type { ProviderType } from '@singleshot/config';
 
-/**
- * Recipient formats the native providers can address, checked at fan-out so
- * that a recipient no provider of its channel could ever reach makes no
- * operation (and is reported) instead of a retry loop ending in the DLQ.
- * Providers not listed take any string (an address, a URL path, a user id).
- */
-const RULES: Partial<Record<ProviderType, { test(recipient: string): boolean; expected: string }>> = {
-  'twilio-sms': { test: (r) => E164.test(r), expected: 'an E.164 phone number (+14155550100)' },
-  slack: { test: (r) => SLACK_RECIPIENT.test(r), expected: 'a Slack conversation or user id (C…, G…, D…, U…, W…)' },
+/** What each provider type can address; types not listed take any text (a URL path, an id). */
+const KIND: Partial<Record<ProviderType, RecipientKind>> = {
+  smtp: 'email',
+  ses: 'email',
+  sendgrid: 'email',
+  'twilio-sms': 'phone',
+  slack: 'slack',
 };
 
 /**
- * Why `recipient` cannot be sent on a channel whose providers are `types`, or
- * undefined when it can. Every provider of the chain must accept it (a
- * fallback must be able to take over).
+ * How decision checks a channel's recipients at fan-out (`recipientProblem`
+ * in @singleshot/core): the strictest kind among the channel's providers, so
+ * that every provider of the fallback chain can take the recipient. A
+ * recipient that fails ends `dead` (`invalid_recipient`) without a send.
  */
-export function recipientProblem(types: readonly ProviderType[], recipient: string): string | undefined {
+export function recipientKindOf(types: readonly ProviderType[]): RecipientKind {
   for (const type of types) {
-    const rule = RULES[type];
-    if (rule && !rule.test(recipient)) return `${type} needs ${rule.expected}`;
+    const kind = KIND[type];
+    if (kind) return kind;
   }
-  return undefined;
+  return 'text';
 }

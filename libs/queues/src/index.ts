@@ -4,3 +4,4 @@ export * from './queues';
 export * from './replay';
 export * from './replay-list';
 export * from './replay-requeue';
+export * from './dead-record';

@@ -51,9 +51,13 @@ export interface RunningWorker {
   isRunning(): boolean;
 }
 
-/** Ready when Redis answers and every given worker is running (docs/contract.md `/readyz`). */
+/**
+ * The one readiness check of every app (`/readyz`, docs/contract.md): ready
+ * when Redis answers on the given connection (ingest passes its fail-fast
+ * producer connection) and every given worker is running.
+ */
 export async function defaultReady(
-  rt: Runtime,
+  rt: { redis: Pick<Runtime['redis'], 'ping'> },
   workers: Record<string, RunningWorker> = {},
 ): Promise<{ ok: boolean; checks: Record<string, string> }> {
   const checks: Record<string, string> = {};

@@ -56,6 +56,9 @@ export interface OperationRecord {
   replays: number;
   replayedBy?: string;
   replayedAt?: number;
+  /** Set while it waits without a claim (every provider behind an open breaker): why, and until when. */
+  waitingReason?: string;
+  waitingUntil?: number;
   journalIds: string[];
 }
 
@@ -102,6 +105,8 @@ export function decodeOperation(operationKey: string, h: Record<string, string>)
     replays: Number(h.replays ?? 0),
     replayedBy: str(h.replayedBy),
     replayedAt: num(h.replayedAt),
+    waitingReason: str(h.waitingReason),
+    waitingUntil: num(h.waitingUntil),
     journalIds: h.journalIds ? h.journalIds.split(',') : [],
   };
 }

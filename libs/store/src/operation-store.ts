@@ -36,6 +36,8 @@ export interface CommitInput {
   reason?: string;
   /** With `released`: the status to leave behind. */
   releaseTo?: 'pending' | 'failed' | 'in_doubt';
+  /** With `released`: no provider was called in this claim, so its attempt does not count. */
+  refundAttempt?: boolean;
   /** Provider attempts of this claim, appended to the operation's history. */
   history?: AttemptRecord | AttemptRecord[];
   /** When the next attempt is due (failed, in_doubt, released); the sweeper looks after that. Default now. */
@@ -149,12 +151,22 @@ export class OperationStore extends OperationReader {
         errorMessage: input.error?.code ? input.error.message.slice(0, 2000) : undefined,
         reason: input.reason || undefined,
         releaseTo: input.releaseTo,
+        refundAttempt: input.refundAttempt || undefined,
         nextAttemptAt: input.nextAttemptAt,
       },
       history.map((entry) => JSON.stringify(entry)),
     )) as [string, string];
     if (kind === 'ok') return { kind, journalId: value };
     return { kind: 'stale', currentFence: value };
+  }
+
+  /**
+   * Records that an operation waits without a claim (`reason`, until
+   * `untilMs`), for `ops show`; never an attempt. False when it is terminal.
+   */
+  async markWaiting(operationKey: string, reason: string, untilMs: number): Promise<boolean> {
+    const done = await runScript(this.redis, 'mark-waiting-1', [this.keys.op(operationKey)], { reason, untilMs, retentionMs: this.options.retentionMs });
+    return Number(done) === 1;
   }
 
   /** Extends the lease when the fence still holds. False: the lease is lost, stop. */

@@ -35,11 +35,13 @@ export interface ScriptOptions {
     errorMessage?: string;
     reason?: string;
     releaseTo?: 'pending' | 'failed' | 'in_doubt';
+    refundAttempt?: boolean;
     nextAttemptAt?: number;
   };
   'extend-lock-2': { fence: string; leaseMs: number; now: number };
   'imap-cursor-advance-1': { uidValidity: string; uid: number; now: number };
   'index-touch-1': { operationKey: string; dueAt: number };
+  'mark-waiting-1': { reason: string; untilMs: number; retentionMs: number };
   'message-arrive-1': { now: number; via: string; retentionMs: number };
   'mutex-acquire-1': { owner: string; leaseMs: number };
   'mutex-release-1': { owner: string };

@@ -5,6 +5,7 @@ import commit from './lua/commit-6.lua';
 import extendLock from './lua/extend-lock-2.lua';
 import imapCursorAdvance from './lua/imap-cursor-advance-1.lua';
 import indexTouch from './lua/index-touch-1.lua';
+import markWaiting from './lua/mark-waiting-1.lua';
 import messageArrive from './lua/message-arrive-1.lua';
 import mutexAcquire from './lua/mutex-acquire-1.lua';
 import mutexRelease from './lua/mutex-release-1.lua';
@@ -26,6 +27,7 @@ export const SCRIPTS: Record<ScriptName, string> = {
   'extend-lock-2': extendLock,
   'imap-cursor-advance-1': imapCursorAdvance,
   'index-touch-1': indexTouch,
+  'mark-waiting-1': markWaiting,
   'message-arrive-1': messageArrive,
   'mutex-acquire-1': mutexAcquire,
   'mutex-release-1': mutexRelease,

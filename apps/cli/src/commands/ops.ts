@@ -71,6 +71,7 @@ export function registerOps(program: Command): void {
             ['reason', operation.reason ?? ''],
             ['last error', operation.lastErrorCode ? `${operation.lastErrorCode}: ${operation.lastError ?? ''}` : ''],
             ['updated', formatTime(operation.updatedAt)],
+            ['waiting', operation.waitingReason ? `${operation.waitingReason} until ${formatTime(operation.waitingUntil)} (not an attempt)` : ''],
           ]);
           if (history.length) {
             console.log('attempts:');

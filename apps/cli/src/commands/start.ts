@@ -1,4 +1,7 @@
 import { readConfigFile, type Config } from '@singleshot/config';
+import { SingleshotError } from '@singleshot/core';
+import { DashboardStartError, checkDashboardConfig } from '@singleshot/dashboard';
+import { IngestStartError, checkIngestConfig } from '@singleshot/ingest';
 import { createRuntime, loadConfigOrExit, onShutdown } from '@singleshot/runtime';
 import { NoRedisError, redisAnswers, startEmbeddedRedis, type EmbeddedRedis } from '../embedded-redis';
 import { APP_NAMES, runApps, type AppName } from '../run-apps';
@@ -37,6 +40,7 @@ function redisWasNamed(file: string | undefined): boolean {
 export async function startCommand(opts: { only?: string; config?: string }): Promise<void> {
   const only = parseOnly(opts.only);
   const config: Config = loadConfigOrExit(opts.config);
+  refuseUnsafeListeners(config, only);
   let embedded: EmbeddedRedis | undefined;
   if (!redisWasNamed(opts.config) && !(await redisAnswers(config.redis.url))) {
     try {
@@ -59,4 +63,22 @@ export async function startCommand(opts: { only?: string; config?: string }): Pr
     await rt.close();
     await embedded?.stop();
   });
+}
+
+/**
+ * Nothing listens beyond loopback without authentication: an unsafe ingest or
+ * dashboard address stops the process with exit 2 and a message saying what
+ * to configure (before Redis is touched).
+ */
+function refuseUnsafeListeners(config: Config, only: readonly AppName[]): void {
+  try {
+    if (only.includes('ingest')) checkIngestConfig(config);
+    if (only.includes('dashboard')) checkDashboardConfig(config);
+  } catch (err) {
+    if (err instanceof IngestStartError || err instanceof DashboardStartError) {
+      console.error(`${(err as SingleshotError).code}: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
 }

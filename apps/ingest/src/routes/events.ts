@@ -1,10 +1,11 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { eventMessageKey } from '@singleshot/core';
+import { jsonDepth, sendError } from '@singleshot/http';
 import type { IngestContext } from '../context';
-import { sendError } from '../errors';
+import { mayPost, producerOf } from '../producer-auth';
 import { formatIssues } from '@singleshot/queues';
-import { answerAccepted } from './answer';
+import { acceptEvent, answerAccepted } from './answer';
 
 /** `POST /v1/events` body (docs/contract.md). `id` may come from `Idempotency-Key` instead. */
 export const eventBodySchema = z.object({
@@ -22,10 +23,17 @@ export const eventBodySchema = z.object({
 export function eventsRouter(ctx: IngestContext): Router {
   const router = Router();
   router.post('/', async (req: Request, res: Response) => {
-    const raw = req.body as Buffer;
+    const text = (req.body as Buffer).toString('utf8');
+    if (jsonDepth(text, ctx.limits.maxJsonDepth) > ctx.limits.maxJsonDepth) {
+      ctx.metrics.eventsReceived.inc({ source: 'unknown', result: 'invalid' });
+      return sendError(res, 400, 'INVALID_EVENT', `the JSON body is nested deeper than ${ctx.limits.maxJsonDepth} levels (ingest.maxJsonDepth)`, {
+        limit: 'maxJsonDepth',
+        max: ctx.limits.maxJsonDepth,
+      });
+    }
     let json: unknown;
     try {
-      json = JSON.parse(raw.toString('utf8'));
+      json = JSON.parse(text);
     } catch {
       ctx.metrics.eventsReceived.inc({ source: 'unknown', result: 'invalid' });
       return sendError(res, 400, 'INVALID_JSON', 'the body is not valid JSON');
@@ -36,6 +44,14 @@ export function eventsRouter(ctx: IngestContext): Router {
       return sendError(res, 400, 'INVALID_EVENT', 'the event is invalid', formatIssues(parsed.error));
     }
     const event = parsed.data;
+    const producer = producerOf(res);
+    if (!mayPost(producer, event.source)) {
+      ctx.metrics.eventsReceived.inc({ source: ctx.sourceLabel(event.source), result: 'invalid' });
+      return sendError(res, 403, 'SOURCE_NOT_ALLOWED', `key "${producer.name}" may not post events of source "${event.source}"`, {
+        key: producer.name,
+        source: event.source,
+      });
+    }
     const header = req.get('idempotency-key')?.trim();
     const id = header || event.id;
     if (!id) {
@@ -44,7 +60,7 @@ export function eventsRouter(ctx: IngestContext): Router {
       return sendError(res, 400, 'MISSING_EVENT_ID', 'the event needs a stable "id" (or an Idempotency-Key header)');
     }
     const messageKey = eventMessageKey(event.source, id);
-    await answerAccepted(ctx, res, event.source, {
+    await answerAccepted(ctx, res, messageKey, () => acceptEvent(ctx, event.source, {
       messageKey,
       via: 'api',
       input: {
@@ -55,7 +71,7 @@ export function eventsRouter(ctx: IngestContext): Router {
         ...(event.recipients ? { recipients: event.recipients } : {}),
         data: event.data,
       },
-    });
+    }));
   });
   return router;
 }

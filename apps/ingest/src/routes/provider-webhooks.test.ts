@@ -9,6 +9,7 @@ import { parseRawMail, type ParsedMail } from '@singleshot/mail';
 import { createRedis, KeyBuilder } from '@singleshot/store';
 import { startTestRedis, waitUntil, type TestRedis } from '@singleshot/test-harness';
 import { providerWebhookRouter, type ProviderWebhookDeps } from './provider-webhooks';
+import { StoreUnavailableError } from '../errors';
 import {
   MAIL,
   MAILBOX,
@@ -35,10 +36,6 @@ const keys = new KeyBuilder('twh', 4);
 const accepted: Array<{ parsed: ParsedMail; via: string }> = [];
 const seen = new Set<string>();
 let storeDown = false;
-
-class StoreUnavailableError extends Error {
-  override readonly name = 'StoreUnavailableError';
-}
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 

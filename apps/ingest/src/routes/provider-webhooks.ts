@@ -19,6 +19,9 @@ import {
   type WebhookRequest,
 } from '@singleshot/mail';
 import type { KeyBuilder } from '@singleshot/store';
+import { PermanentError, ValidationError, describeError } from '@singleshot/core';
+import { sendError } from '@singleshot/http';
+import { StoreUnavailableError } from '../errors';
 
 /** pino-compatible subset. */
 interface RouteLogger {
@@ -35,7 +38,7 @@ export interface ProviderWebhookDeps {
     postmark?: PostmarkOptions;
     sendgrid?: SendgridOptions;
   };
-  /** Resolves once the decide job is in Redis; throws `name === 'StoreUnavailableError'` when Redis is down. */
+  /** Resolves once the decide job is in Redis; throws StoreUnavailableError when Redis is down. */
   acceptMail(parsed: ParsedMail, via: string): Promise<{ messageKey: string; status: 'accepted' | 'duplicate' }>;
   /** For replay refusal (Mailgun tokens); a fail-fast producer connection. */
   redis: Pick<Redis, 'set' | 'del'>;
@@ -49,10 +52,6 @@ export interface ProviderWebhookDeps {
   onRefused?(provider: string, code: string): void;
   /** Clock in ms (tests). */
   now?: () => number;
-}
-
-function sendError(res: Response, status: number, code: string, message: string, details?: unknown): void {
-  res.status(status).json({ error: { code, message, ...(details === undefined ? {} : { details }) } });
 }
 
 function toWebhookRequest(req: Request): WebhookRequest {
@@ -98,7 +97,7 @@ export function providerWebhookRouter(deps: ProviderWebhookDeps): Router {
     try {
       return (await deps.redis.set(deps.keys.webhookToken(provider, token), String(now()), 'EX', ttlSeconds, 'NX')) === 'OK';
     } catch (err) {
-      throw new TokenStoreUnavailableError(err);
+      throw new StoreUnavailableError('Redis is unavailable (webhook token check)', { cause: err });
     }
   };
 
@@ -148,16 +147,15 @@ export function providerWebhookRouter(deps: ProviderWebhookDeps): Router {
       // The mail was not kept: free the token so the provider's retry of this
       // very request is not refused as a replay.
       if (claimed !== undefined) await deps.redis.del(deps.keys.webhookToken(provider, claimed)).catch(() => undefined);
-      const name = (err as { name?: unknown })?.name;
-      if (name === 'StoreUnavailableError') {
-        deps.logger.warn({ provider, mailboxId, err: describe(err) }, 'inbound mail not accepted: Redis unavailable');
+      if (err instanceof StoreUnavailableError) {
+        deps.logger.warn({ provider, mailboxId, err: describeError(err) }, 'inbound mail not accepted: Redis unavailable');
         res.set('Retry-After', '30');
         return refuse(res, provider, status.retry, 'STORE_UNAVAILABLE', 'the mail could not be stored; retry later');
       }
-      if (name === 'ValidationError' || name === 'PermanentError') {
-        return refuse(res, provider, status.reject, 'INVALID_MAIL', describe(err).message);
+      if (err instanceof ValidationError || err instanceof PermanentError) {
+        return refuse(res, provider, status.reject, 'INVALID_MAIL', err.message);
       }
-      deps.logger.error({ provider, mailboxId, err: describe(err) }, 'inbound webhook failed');
+      deps.logger.error({ provider, mailboxId, err: describeError(err) }, 'inbound webhook failed');
       // Retried by all three providers; never a 2xx for a mail not kept.
       return refuse(res, provider, 500, 'INTERNAL', 'internal error; the mail was not confirmed, retry');
     }
@@ -182,22 +180,4 @@ export function providerWebhookRouter(deps: ProviderWebhookDeps): Router {
     next(err);
   });
   return router;
-}
-
-/** The Redis call of the replay check failed: answered like any store outage (retry). */
-class TokenStoreUnavailableError extends Error {
-  override readonly name = 'StoreUnavailableError';
-  readonly code = 'STORE_UNAVAILABLE';
-  constructor(cause: unknown) {
-    super('Redis is unavailable (webhook token check)', { cause });
-  }
-}
-
-function describe(err: unknown): { name: string; code: string; message: string } {
-  const e = err as { name?: unknown; code?: unknown; message?: unknown };
-  return {
-    name: typeof e?.name === 'string' ? e.name : 'Error',
-    code: typeof e?.code === 'string' ? e.code : 'UNKNOWN',
-    message: typeof e?.message === 'string' ? e.message : String(err),
-  };
 }

@@ -1,9 +1,6 @@
 import { z } from 'zod';
 import { httpUrl, identifier, nonEmpty, positiveInt } from '../primitives';
 
-/** Slack conversation ids (C… public, G… private, D… direct) and user ids (U…, W…). */
-export const SLACK_RECIPIENT = /^[CGDUW][A-Z0-9]{6,}$/;
-
 /** `type: slack`: Web API `chat.postMessage` with a bot token. */
 export const slackProviderSchema = z
   .strictObject({

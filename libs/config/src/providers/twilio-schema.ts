@@ -1,8 +1,6 @@
 import { z } from 'zod';
+import { E164 } from '@singleshot/core';
 import { httpUrl, identifier, nonEmpty, positiveInt } from '../primitives';
-
-/** E.164: `+`, country code, subscriber number; 8 to 15 digits in all. */
-export const E164 = /^\+[1-9]\d{7,14}$/;
 
 /** `type: twilio-sms`: Twilio Programmable Messaging (`POST /2010-04-01/Accounts/{sid}/Messages.json`). */
 export const twilioSmsProviderSchema = z

@@ -57,6 +57,8 @@ redis.call('SET', lockKey, fence, 'PX', leaseMs)
 attempts = redis.call('HINCRBY', opKey, 'attempts', 1)
 redis.call('HSET', opKey, 'status', 'sending', 'owner', o.owner, 'claimedAt', now,
   'leaseUntil', now + leaseMs, 'updatedAt', now)
+-- No longer waiting (mark-waiting-1.lua): it is being attempted.
+redis.call('HDEL', opKey, 'waitingReason', 'waitingUntil')
 if redis.call('HSETNX', opKey, 'createdAt', now) == 1 then
   redis.call('HSET', opKey, 'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel)
   if job and job ~= '' then redis.call('HSET', opKey, 'job', job) end

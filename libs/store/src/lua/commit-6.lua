@@ -25,6 +25,8 @@
       errorMessage   (optional)
       reason         why dead or suppressed (optional)
       releaseTo      the status to return to on 'released': pending | failed | in_doubt
+      refundAttempt  with 'released': give back the attempt the claim counted (no
+                     provider was called in that claim; optional)
       nextAttemptAt  when the next attempt is due (ms; optional = now): the sweeper
                      looks at the operation once this has passed and nobody touched it
     ARGV[2..] history entries (JSON, stored as they are), one per provider attempt
@@ -59,7 +61,12 @@ if holder and holder ~= fence then
 end
 
 local status = outcome
-if outcome == 'released' then status = o.releaseTo or 'pending' end
+if outcome == 'released' then
+  status = o.releaseTo or 'pending'
+  if o.refundAttempt and tonumber(redis.call('HGET', opKey, 'attempts') or '0') > 0 then
+    redis.call('HINCRBY', opKey, 'attempts', -1)
+  end
+end
 redis.call('HSET', opKey, 'status', status, 'updatedAt', now, 'owner', '')
 if o.provider then redis.call('HSET', opKey, 'provider', o.provider) end
 if o.externalId then redis.call('HSET', opKey, 'externalId', o.externalId) end

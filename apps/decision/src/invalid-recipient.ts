@@ -1,0 +1,56 @@
+import type { DeliverJobData } from '@singleshot/core';
+import { ensureDeadRecord, type DeadJobData } from '@singleshot/queues';
+import type { OperationStore } from '@singleshot/store';
+
+/** What ending an operation before any send needs: the store's claim and fenced commit, and the DLQ. */
+export interface DeadOnArrivalDeps {
+  operations: Pick<OperationStore, 'claim' | 'commit' | 'get' | 'history'>;
+  addDead(record: DeadJobData): Promise<void>;
+  /** Lock owner shown to operators. */
+  workerId: string;
+  now?: () => number;
+}
+
+export const INVALID_RECIPIENT = 'invalid_recipient';
+
+/**
+ * Ends an operation whose recipient the channel can never take as `dead`
+ * with reason `invalid_recipient`, the same way delivery ends a permanent
+ * failure: claim (lock and fence), fenced commit `dead` with the journal
+ * entry, then the DLQ record (idempotent by operation key). No deliver job is
+ * enqueued, so no provider is ever called. A redelivered decide job finds the
+ * operation terminal and only re-adds the record; a lock held elsewhere is
+ * retried with the decide job (never dropped).
+ */
+export async function deadOnArrival(job: DeliverJobData, problem: string, deps: DeadOnArrivalDeps): Promise<void> {
+  const now = deps.now ?? Date.now;
+  const error = { code: 'INVALID_RECIPIENT', message: `recipient ${problem} (channel ${job.channel})` };
+  const claim = await deps.operations.claim({
+    operationKey: job.operationKey,
+    messageKey: job.messageKey,
+    recipient: job.recipient,
+    channel: job.channel,
+    owner: deps.workerId,
+    leaseMs: 30_000,
+    job,
+  });
+  if (claim.kind === 'conflict') throw new Error(`operation ${job.operationKey} is locked elsewhere; the decide job retries`);
+  if (claim.kind === 'claimed') {
+    const committed = await deps.operations.commit({
+      operationKey: job.operationKey,
+      fence: claim.fence,
+      outcome: 'dead',
+      messageKey: job.messageKey,
+      recipient: job.recipient,
+      channel: job.channel,
+      error,
+      reason: INVALID_RECIPIENT,
+      history: { at: now(), attempt: claim.attempts, fence: claim.fence, outcome: 'dead', errorCode: error.code, error: error.message, note: 'checked at fan-out; no provider called' },
+    });
+    if (committed.kind === 'stale') throw new Error(`operation ${job.operationKey} was taken over; the decide job retries`);
+  }
+  // 'terminal' (dead before: a redelivered decide job) or 'duplicate' (sent by an
+  // older version without the check): the record below is a no-op or absent.
+  if (claim.kind === 'duplicate') return;
+  await ensureDeadRecord({ ...deps, operations: deps.operations, now }, { operationKey: job.operationKey, job, reason: INVALID_RECIPIENT, error });
+}

@@ -1,0 +1,93 @@
+import type { ApiKeyConfig, IngestConfig } from '@singleshot/config';
+import { SingleshotError } from '@singleshot/core';
+import { findSecret, isLoopbackHost, secretDigest, type BucketRate } from '@singleshot/http';
+import { verifySignature } from './signature';
+
+/** Who posted a request: a named API key, an HMAC-signed request, or anonymous (loopback or `allowAnonymous`). */
+export interface Producer {
+  /** The key's `name` (metric label), `hmac` or `anonymous`; never the key itself. */
+  name: string;
+  /** Sources it may post; undefined = any. */
+  sources: ReadonlySet<string> | undefined;
+  rate: BucketRate;
+}
+
+export type AuthOutcome = { ok: true; producer: Producer } | { ok: false; code: 'UNAUTHORIZED' | 'BAD_SIGNATURE'; message: string };
+
+/** ingest refuses to start: a public address without producer credentials. */
+export class IngestStartError extends SingleshotError {}
+
+/**
+ * Producer authentication: `Authorization: Bearer <key>` against
+ * `ingest.apiKeys` (sha256 digests compared in constant time, every key
+ * checked), or the HMAC body signature against `ingest.signingSecrets`.
+ * Without either configured every caller is `anonymous`, which
+ * `resolveIngestHost` allows on loopback only (or by `allowAnonymous`).
+ */
+export class ProducerAuth {
+  private readonly digests: Buffer[];
+  private readonly keys: ApiKeyConfig[];
+  readonly required: boolean;
+
+  constructor(private readonly config: Pick<IngestConfig, 'apiKeys' | 'signingSecrets' | 'rateLimit'>) {
+    this.keys = config.apiKeys;
+    this.digests = config.apiKeys.map((k) => secretDigest(k.key ?? ''));
+    this.required = config.apiKeys.length > 0 || config.signingSecrets.length > 0;
+  }
+
+  /** Checks a request's credentials (the raw body is needed for the HMAC). */
+  authenticate(authorization: string | undefined, signature: string | undefined, rawBody: Buffer): AuthOutcome {
+    if (!this.required) return { ok: true, producer: { name: 'anonymous', sources: undefined, rate: this.config.rateLimit } };
+    const bearer = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+    if (bearer !== undefined && this.keys.length > 0) {
+      const index = findSecret(bearer, this.digests);
+      const key = this.keys[index];
+      if (!key) return { ok: false, code: 'UNAUTHORIZED', message: 'the bearer key is not valid' };
+      return {
+        ok: true,
+        producer: { name: key.name, sources: key.sources.includes('*') ? undefined : new Set(key.sources), rate: key.rateLimit ?? this.config.rateLimit },
+      };
+    }
+    if (this.config.signingSecrets.length > 0 && signature !== undefined) {
+      if (verifySignature(rawBody, signature, this.config.signingSecrets)) {
+        return { ok: true, producer: { name: 'hmac', sources: undefined, rate: this.config.rateLimit } };
+      }
+      return { ok: false, code: 'BAD_SIGNATURE', message: 'missing or invalid x-singleshot-signature header' };
+    }
+    const ways = [this.keys.length > 0 ? 'an Authorization: Bearer <key> header' : '', this.config.signingSecrets.length > 0 ? 'an x-singleshot-signature header' : '']
+      .filter(Boolean)
+      .join(' or ');
+    return this.config.signingSecrets.length > 0 && this.keys.length === 0
+      ? { ok: false, code: 'BAD_SIGNATURE', message: 'missing or invalid x-singleshot-signature header' }
+      : { ok: false, code: 'UNAUTHORIZED', message: `authentication required: ${ways}` };
+  }
+}
+
+/** The producer of a request, set by the authentication step (`res.locals.producer`). */
+export function producerOf(res: { locals: Record<string, unknown> }): Producer {
+  return res.locals.producer as Producer;
+}
+
+/** True when `producer` may post events of `source`. */
+export function mayPost(producer: Producer, source: string): boolean {
+  return producer.sources === undefined || producer.sources.has(source);
+}
+
+/**
+ * The address ingest listens on. Unset: every interface when producers must
+ * authenticate, else loopback. A non-loopback address without credentials
+ * throws `INGEST_AUTH_REQUIRED` unless `allowAnonymous` says so.
+ */
+export function resolveIngestHost(config: IngestConfig, override?: string): string {
+  const hasCredentials = config.apiKeys.length > 0 || config.signingSecrets.length > 0;
+  const host = override ?? config.host ?? (hasCredentials ? '0.0.0.0' : '127.0.0.1');
+  if (!hasCredentials && !config.allowAnonymous && !isLoopbackHost(host)) {
+    throw new IngestStartError(
+      `refusing to start ingest on ${host} without producer credentials: anyone who can reach it could make singleshot send notifications. ` +
+        'Configure ingest.apiKeys (or ingest.signingSecrets), listen on loopback (ingest.host: 127.0.0.1), ' +
+        'or set ingest.allowAnonymous: true if a network boundary already authenticates producers.',
+      'INGEST_AUTH_REQUIRED',
+    );
+  }
+  return host;
+}
