@@ -9,6 +9,8 @@ import { testRuntime } from '../support/runtime';
 // @singleshot/client against a real fleet (ingest, decision, delivery on a real
 // Redis), and its verifyDelivery as the receiver of the fleet's http provider.
 const SECRET = 'client-test-secret-0123456789';
+const SHOP_KEY = 'client-shop-key-0123456789abcdef';
+const SLOW_KEY = 'client-slow-key-0123456789abcdef';
 
 /** An http provider receiver built with verifyDelivery: counts what it acts on; can lose its first answer. */
 async function startReceiver() {
@@ -69,7 +71,21 @@ describe('@singleshot/client against a real fleet', () => {
       routes: [{ name: 'orders', match: { source: 'shop' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { subject: 'Order {{data.orderId}}', text: 'Order {{data.orderId}}' } }],
       providers: { webhook: [{ name: 'receiver', type: 'http', url: receiver.url, timeoutMs: 2000 }] },
     };
-    const signed = writeConfigFile(testConfig({ ...shared, ingest: { port: 0, host: '127.0.0.1', signingSecrets: [SECRET], enqueueTimeoutMs: 500 } }));
+    const signed = writeConfigFile(
+      testConfig({
+        ...shared,
+        ingest: {
+          port: 0,
+          host: '127.0.0.1',
+          signingSecrets: [SECRET],
+          apiKeys: [
+            { name: 'shop', key: SHOP_KEY, sources: ['shop'] },
+            { name: 'slow', key: SLOW_KEY, sources: ['shop'], rateLimit: { perSecond: 1, burst: 1 } },
+          ],
+          enqueueTimeoutMs: 500,
+        },
+      }),
+    );
     const open = writeConfigFile(testConfig(shared));
     cleanups.push(signed.cleanup, open.cleanup);
     fleet = spawnApps('ingest,decision,delivery', signed.file);
@@ -124,6 +140,27 @@ describe('@singleshot/client against a real fleet', () => {
     const err = await createClient({ baseUrl: base }).send({ id: 'evt-unsigned', source: 'shop', type: 'order.created' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SendRejectedError);
     expect((err as SendRejectedError).status).toBe(401);
+  });
+
+  it('Bearer API key: accepted for its source, 403 SOURCE_NOT_ALLOWED for another, 401 for an unknown key', async () => {
+    const keyed = createClient({ baseUrl: base, apiKey: SHOP_KEY });
+    expect(await keyed.send({ id: 'evt-key', source: 'shop', type: 'order.created', recipients: ['k@example.test'] })).toMatchObject({ status: 'accepted', attempts: 1 });
+    const forbidden = await keyed.send({ id: 'evt-key-2', source: 'billing', type: 'invoice.paid' }).catch((e: unknown) => e);
+    expect(forbidden).toBeInstanceOf(SendRejectedError);
+    expect(forbidden).toMatchObject({ status: 403, code: 'SOURCE_NOT_ALLOWED' });
+    const unknown = await createClient({ baseUrl: base, apiKey: 'x'.repeat(32) }).send({ id: 'evt-key-3', source: 'shop', type: 't' }).catch((e: unknown) => e);
+    expect(unknown).toMatchObject({ status: 401 });
+  });
+
+  it('Bearer API key over its rate limit: the 429 is retried after Retry-After with the same id', async () => {
+    const retries: RetryInfo[] = [];
+    const slow = createClient({ baseUrl: base, apiKey: SLOW_KEY, deadlineMs: 30_000, backoff: { baseMs: 50, capMs: 100 }, onRetry: (i) => retries.push(i) });
+    // Burst 1: of three sent together, at least two meet the limit and wait.
+    const results = await Promise.all(['evt-slow-1', 'evt-slow-2', 'evt-slow-3'].map((id) => slow.send({ id, source: 'shop', type: 't' })));
+    expect(results.map((r) => r.status)).toEqual(['accepted', 'accepted', 'accepted']);
+    expect(retries.length).toBeGreaterThanOrEqual(1);
+    expect(retries[0]).toMatchObject({ code: 'HTTP_429', status: 429 });
+    expect(retries[0]?.delayMs).toBeGreaterThanOrEqual(1000);
   });
 
   it('anonymous on loopback (no signing, no keys): accepted', async () => {

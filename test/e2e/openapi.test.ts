@@ -11,6 +11,8 @@ import { testRuntime } from '../support/runtime';
 // failure statuses of every endpoint) must be documented and match its schema.
 const SECRET = 'openapi-test-secret-0123456789';
 const TOKEN = 'openapi-admin-token-0123456789';
+const SHOP_KEY = 'openapi-shop-key-0123456789abcdef';
+const SLOW_KEY = 'openapi-slow-key-0123456789abcdef';
 
 describe('OpenAPI documents against live answers', () => {
   let redis: TestRedis;
@@ -26,7 +28,17 @@ describe('OpenAPI documents against live answers', () => {
     sink = await startHttpSink();
     const config = testConfig({
       redisUrl: redis.url,
-      ingest: { port: 0, host: '127.0.0.1', signingSecrets: [SECRET], maxBodyBytes: 4096, enqueueTimeoutMs: 500 },
+      ingest: {
+        port: 0,
+        host: '127.0.0.1',
+        signingSecrets: [SECRET],
+        apiKeys: [
+          { name: 'shop', key: SHOP_KEY, sources: ['shop'] },
+          { name: 'slow', key: SLOW_KEY, sources: ['*'], rateLimit: { perSecond: 1, burst: 1 } },
+        ],
+        maxBodyBytes: 4096,
+        enqueueTimeoutMs: 500,
+      },
       dashboard: { port: 0, host: '127.0.0.1', auth: { token: TOKEN } },
       routes: [{ name: 'orders', match: { source: 'shop' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { subject: 'Order', text: 'created' } }],
       providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 2000 }] },
@@ -72,6 +84,10 @@ describe('OpenAPI documents against live answers', () => {
       await call(ingest, 'POST', '/v1/events', signed(JSON.stringify({ source: 'shop' }))),
       await call(ingest, 'POST', '/v1/events', signed(JSON.stringify({ source: 'shop', type: 't' }))),
       await call(ingest, 'POST', '/v1/events', { body: event, headers: { 'content-type': 'application/json' } }),
+      await call(ingest, 'POST', '/v1/events', { body: JSON.stringify({ id: 'evt-key', source: 'shop', type: 't' }), headers: { 'content-type': 'application/json', authorization: `Bearer ${SHOP_KEY}` } }),
+      await call(ingest, 'POST', '/v1/events', { body: JSON.stringify({ id: 'evt-key', source: 'billing', type: 't' }), headers: { 'content-type': 'application/json', authorization: `Bearer ${SHOP_KEY}` } }),
+      await call(ingest, 'POST', '/v1/events', { body: JSON.stringify({ id: 'evt-slow-1', source: 'shop', type: 't' }), headers: { 'content-type': 'application/json', authorization: `Bearer ${SLOW_KEY}` } }),
+      await call(ingest, 'POST', '/v1/events', { body: JSON.stringify({ id: 'evt-slow-2', source: 'shop', type: 't' }), headers: { 'content-type': 'application/json', authorization: `Bearer ${SLOW_KEY}` } }),
       await call(ingest, 'POST', '/v1/events', signed(JSON.stringify({ id: 'big', source: 'shop', type: 't', data: { pad: 'x'.repeat(5000) } }))),
       await call(ingest, 'POST', '/v1/mail/inbound?mailbox=support', signedMail),
       await call(ingest, 'POST', '/v1/mail/inbound?mailbox=nope', signedMail),
@@ -88,7 +104,7 @@ describe('OpenAPI documents against live answers', () => {
 
     const problems = answers.flatMap((a) => check(a.method, a.url, a.status, a.type, a.body));
     expect(problems).toEqual([]);
-    expect(answers.map((a) => a.status).sort()).toEqual(expect.arrayContaining([200, 202, 400, 401, 404, 413, 503]));
+    expect(answers.map((a) => a.status).sort()).toEqual(expect.arrayContaining([200, 202, 400, 401, 403, 404, 413, 429, 503]));
     // The checker bites: a body off its schema, an undocumented status or path.
     expect(check('POST', '/v1/events', 202, 'application/json', { messageKey: 'x', status: 'kept' })).toHaveLength(2);
     expect(check('POST', '/v1/events', 418, 'application/json', {})).toHaveLength(1);

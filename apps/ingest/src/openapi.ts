@@ -15,11 +15,12 @@ const accepted = {
 
 /** Answers every intake endpoint shares. */
 const intakeErrors = {
-  '401': errorResponse('No valid credentials: a missing or wrong `X-Singleshot-Signature` (code `BAD_SIGNATURE`), or a missing or unknown API key'),
-  '403': errorResponse('The API key may not post this source'),
+  '401': errorResponse('No valid credentials: an unknown API key or a wrong `X-Singleshot-Signature`, or none where credentials are configured; a `WWW-Authenticate: Bearer` challenge accompanies it'),
+  '403': errorResponse('The API key may not post this source (code `SOURCE_NOT_ALLOWED`)'),
   '413': errorResponse('The body exceeds `ingest.maxBodyBytes` (code `BODY_TOO_LARGE`)'),
+  '429': errorResponse('The producer is over its rate limit (code `RATE_LIMITED`); retry with the same id after `Retry-After`', retryAfterHeader),
   '500': errorResponse('Internal error; nothing was confirmed, retry with the same id'),
-  '503': errorResponse('Redis did not confirm the message (code `STORE_UNAVAILABLE`); retry with the same id', retryAfterHeader),
+  '503': errorResponse('Redis did not confirm the message (code `STORE_UNAVAILABLE`), or ingest is shedding load; retry with the same id', retryAfterHeader),
 };
 
 const mailbox = { name: 'mailbox', in: 'query', schema: { type: 'string', minLength: 1 }, description: 'The configured mailbox id' };
