@@ -33,7 +33,7 @@ export default defineConfig({
   test: {
     // Benchmarks (`*.bench.test.ts`) print figures and assert only counts; they run
     // with `npm run bench:imap` (SINGLESHOT_BENCH=1), not in `npm test`.
-    include: process.env.SINGLESHOT_BENCH === '1' ? ['**/*.bench.test.ts'] : ['libs/**/*.test.ts', 'apps/**/*.test.ts', 'test/**/*.test.ts'],
+    include: process.env.SINGLESHOT_BENCH === '1' ? ['**/*.bench.test.ts'] : ['libs/**/*.test.ts', 'apps/**/*.test.ts', 'test/**/*.test.ts', 'bench/**/*.test.ts'],
     exclude: process.env.SINGLESHOT_BENCH === '1' ? ['node_modules/**'] : ['node_modules/**', '**/*.bench.test.ts'],
     pool: 'forks',
     maxWorkers: 2,

@@ -44,7 +44,9 @@ export function writeConfigFile(config: Record<string, unknown>): { file: string
 }
 
 export function spawnApps(only: string, configFile: string, env: Record<string, string> = {}): AppProcess {
-  const child = spawn(process.execPath, [CLI_MAIN, 'start', '--only', only, '--config', configFile], {
+  // One process for the listed apps (their metrics on one port, one pid to kill);
+  // the multi-process default of `start` has its own test.
+  const child = spawn(process.execPath, [CLI_MAIN, 'start', '--only', only, '--processes', '1', '--config', configFile], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

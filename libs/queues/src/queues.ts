@@ -53,9 +53,23 @@ export async function enqueueDecide(queue: Queue<DecideJobData>, data: DecideJob
   await queue.add('decide', data, { ...DECIDE_OPTIONS, jobId: data.messageKey });
 }
 
-/** Adds every deliver job of a decision in one round trip; jobId = operation key. */
+/** Up to this many deliver jobs are added with parallel `add` calls, more with one `addBulk`. */
+const PARALLEL_ADD_MAX = 16;
+
+/**
+ * Adds every deliver job of a decision in one round trip; jobId = operation key.
+ * A small fan-out uses parallel `add`s, sent in one socket write (the connection
+ * batches a turn's writes): `addBulk` builds an ioredis pipeline, whose
+ * constructor copies every BullMQ script onto it and was the largest single
+ * item in the decision worker's profile. Each add is idempotent by job id, so
+ * a partial failure is repaired by the decide job's retry, as with addBulk.
+ */
 export async function enqueueDeliveries(queue: Queue<DeliverJobData>, jobs: DeliverJobData[]): Promise<void> {
   if (jobs.length === 0) return;
+  if (jobs.length <= PARALLEL_ADD_MAX) {
+    await Promise.all(jobs.map((data) => queue.add('deliver', data, { ...DELIVER_OPTIONS, jobId: data.operationKey })));
+    return;
+  }
   await queue.addBulk(
     jobs.map((data) => ({ name: 'deliver', data, opts: { ...DELIVER_OPTIONS, jobId: data.operationKey } })),
   );

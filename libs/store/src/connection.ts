@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { readFileSync } from 'node:fs';
+import { batchSocketWrites } from './write-batching';
 
 /**
  * How a connection is used decides how it behaves while Redis is away:
@@ -57,5 +58,6 @@ export function createRedis(options: RedisConnectionOptions): Redis {
   // ioredis emits 'error' on every failed reconnect; without a listener node
   // would print an unhandled-error warning per attempt. Callers log state changes.
   redis.on('error', () => undefined);
+  batchSocketWrites(redis);
   return redis;
 }

@@ -24,12 +24,15 @@ export function registerLoadtest(program: Command): void {
     .option('--embedded', 'start a throwaway Redis and fleet for the run')
     .option('--layout <layout>', 'with --embedded: single (one process) | split (a process per app)', 'single')
     .option('--appendfsync <mode>', 'with --embedded: always | everysec', 'everysec')
+    .option('--rate <r>', 'open loop: start r events per second on a schedule, not waiting for answers', int('--rate', 1))
+    .option('--duration <s>', 'with --rate: seconds of arrivals (events = rate × duration)', int('--duration', 1), 10)
     .option('--json', 'print the report as JSON')
     .option('--no-progress', 'no progress bar')
     .action(async (opts) => {
       const report = await runLoadtest({
         url: opts.url,
-        events: opts.events,
+        events: opts.rate ? opts.rate * opts.duration : opts.events,
+        ...(opts.rate ? { rate: opts.rate } : {}),
         dup: opts.dup,
         concurrency: opts.concurrency,
         sinkPort: opts.embedded && opts.sinkPort === 9100 ? 0 : opts.sinkPort,

@@ -1,10 +1,13 @@
+import { availableParallelism } from 'node:os';
 import { readConfigFile, type Config } from '@singleshot/config';
+import { createLogger } from '@singleshot/observability';
 import { SingleshotError } from '@singleshot/core';
 import { DashboardStartError, checkDashboardConfig } from '@singleshot/dashboard';
 import { IngestStartError, checkIngestConfig } from '@singleshot/ingest';
 import { createRuntime, loadConfigOrExit, onShutdown } from '@singleshot/runtime';
 import { NoRedisError, redisAnswers, startEmbeddedRedis, type EmbeddedRedis } from '../embedded-redis';
 import { APP_NAMES, runApps, type AppName } from '../run-apps';
+import { appGroups, stopWhenSupervisorGoes, superviseApps } from '../supervise';
 
 export function parseOnly(value: string | undefined): AppName[] {
   if (!value) return [...APP_NAMES];
@@ -33,12 +36,26 @@ function redisWasNamed(file: string | undefined): boolean {
 }
 
 /**
+ * `--processes`: by default 1 on a single core, else 3 (ingest | decision |
+ * delivery: measured faster than 2 on two cores, since the workers then do not
+ * share an event loop either).
+ */
+export function parseProcesses(value: string | undefined): number {
+  if (value === undefined) return availableParallelism() > 1 ? 3 : 1;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--processes takes an integer >= 1 (got "${value}")`);
+  return n;
+}
+
+/**
  * `singleshot start`: Redis from REDIS_URL or the config, else 127.0.0.1:6379 when
  * it answers, else an embedded redis-server under ./.singleshot/redis, else a
- * clear error saying how to get Redis.
+ * clear error saying how to get Redis. On a multi-core machine (or with
+ * `--processes N`) the apps run in child processes of this one command.
  */
-export async function startCommand(opts: { only?: string; config?: string }): Promise<void> {
+export async function startCommand(opts: { only?: string; config?: string; processes?: string }): Promise<void> {
   const only = parseOnly(opts.only);
+  const processes = parseProcesses(opts.processes);
   const config: Config = loadConfigOrExit(opts.config);
   refuseUnsafeListeners(config, only);
   let embedded: EmbeddedRedis | undefined;
@@ -54,9 +71,29 @@ export async function startCommand(opts: { only?: string; config?: string }): Pr
     }
     config.redis.url = embedded.url;
   }
+  const groups = appGroups(only, processes);
+  if (groups.length > 1) {
+    const logger = createLogger({ app: 'singleshot', level: config.log.level });
+    if (embedded) logger.info({ redis: embedded.url, dir: embedded.dir }, 'started an embedded redis-server (AOF on)');
+    const supervisor = superviseApps({
+      groups,
+      ...(opts.config ? { config: opts.config } : {}),
+      redisUrl: config.redis.url,
+      logger,
+      onGiveUp: () => process.kill(process.pid, 'SIGTERM'),
+    });
+    logger.info({ apps: only, processes: groups }, 'singleshot started');
+    onShutdown(logger, async () => {
+      await supervisor.stop();
+      await embedded?.stop();
+    });
+    return;
+  }
+  stopWhenSupervisorGoes();
   const rt = await createRuntime(config, { app: 'singleshot' });
   if (embedded) rt.logger.info({ redis: embedded.url, dir: embedded.dir }, 'started an embedded redis-server (AOF on)');
-  const apps = await runApps(rt, only);
+  // Alone in its process, delivery serves health and metrics on its own port.
+  const apps = await runApps(rt, only, only.length === 1 && only[0] === 'delivery' ? { metricsPort: rt.config.delivery.metricsPort } : {});
   rt.logger.info({ event: 'singleshot_started', apps: only, ingestPort: apps.ingestPort, metricsPort: apps.metricsPort }, 'singleshot started');
   onShutdown(rt.logger, async () => {
     await apps.close();

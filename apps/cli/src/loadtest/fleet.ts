@@ -88,7 +88,7 @@ export async function startEmbeddedFleet(opts: { sinkPort: number; appendfsync: 
   const main = resolve(__dirname, '../cli/main.js');
   const groups = opts.layout === 'split' ? ['ingest', 'decision', 'delivery'] : ['ingest,decision,delivery'];
   const fleet: ChildProcess[] = groups.map((only) =>
-    spawn(process.execPath, [main, 'start', '--only', only, '--config', configFile], {
+    spawn(process.execPath, [main, 'start', '--only', only, '--processes', '1', '--config', configFile], {
       stdio: ['ignore', 'ignore', 'inherit'],
       env: { ...process.env, REDIS_URL: redisUrl, METRICS_PORT: '0' },
     }),

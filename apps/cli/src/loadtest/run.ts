@@ -17,6 +17,8 @@ export interface LoadtestOptions {
   layout?: FleetLayout;
   json: boolean;
   progress: boolean;
+  /** Open loop: events started per second on a fixed schedule, never waiting for answers (`events` is then rate × duration). */
+  rate?: number;
 }
 
 export interface LoadtestReport {
@@ -32,6 +34,8 @@ export interface LoadtestReport {
   sendSeconds: number;
   totalSeconds: number;
   throughputPerSecond: number;
+  /** Open loop (--rate): the events per second offered. */
+  openLoopRate?: number;
   latencyMs: { p50: number; p95: number; p99: number; max: number };
   /** With --embedded: peak resident memory of the fleet processes and of Redis (MiB). */
   peakRssMb?: { fleet: number; redis: number };
@@ -85,20 +89,31 @@ export async function runLoadtest(opts: LoadtestOptions): Promise<LoadtestReport
     const started = Date.now();
     let next = 0;
     let done = 0;
-    // Each worker takes one event at a time and posts it K times in parallel.
-    const lanes = Math.max(1, Math.floor(opts.concurrency / opts.dup));
-    await Promise.all(
-      Array.from({ length: lanes }, async () => {
-        while (next < opts.events) {
-          const index = next++;
-          const eventId = `lt-${run}-${index}`;
-          firstSent.set(eventId, Date.now());
-          await Promise.all(Array.from({ length: opts.dup }, () => post(eventId, index)));
-          done++;
-          bar?.update(done);
-        }
-      }),
-    );
+    const sendEvent = async (index: number): Promise<void> => {
+      const eventId = `lt-${run}-${index}`;
+      firstSent.set(eventId, Date.now());
+      await Promise.all(Array.from({ length: opts.dup }, () => post(eventId, index)));
+      done++;
+      bar?.update(done);
+    };
+    if (opts.rate) {
+      // Open loop: event i starts at i / rate seconds, whether or not earlier ones were answered.
+      const pending: Promise<void>[] = [];
+      for (let index = 0; index < opts.events; index++) {
+        const wait = started + (index * 1000) / opts.rate - Date.now();
+        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+        pending.push(sendEvent(index));
+      }
+      await Promise.all(pending);
+    } else {
+      // Closed loop: each lane takes one event at a time and posts it K times in parallel.
+      const lanes = Math.max(1, Math.floor(opts.concurrency / opts.dup));
+      await Promise.all(
+        Array.from({ length: lanes }, async () => {
+          while (next < opts.events) await sendEvent(next++);
+        }),
+      );
+    }
     const sendSeconds = (Date.now() - started) / 1000;
     bar?.update(opts.events, { phase: 'draining ' });
     bar?.setTotal(opts.events);
@@ -134,6 +149,7 @@ export async function runLoadtest(opts: LoadtestOptions): Promise<LoadtestReport
       sendSeconds,
       totalSeconds,
       throughputPerSecond: totalSeconds > 0 ? received.length / totalSeconds : 0,
+      ...(opts.rate ? { openLoopRate: opts.rate } : {}),
       latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), max: latencies.at(-1) ?? Number.NaN },
       ...(peakRssMb ? { peakRssMb } : {}),
       cpuMsPerNotification: {
@@ -164,6 +180,7 @@ export function formatReport(r: LoadtestReport): string {
     `duplicates        ${r.duplicates}`,
     `lost              ${r.lost}`,
     `throughput        ${r.throughputPerSecond.toFixed(0)} notifications/s end to end (${r.totalSeconds.toFixed(1)} s; sending took ${r.sendSeconds.toFixed(1)} s)`,
+    ...(r.openLoopRate ? [`open loop         ${r.openLoopRate} events/s offered on a schedule`] : []),
     `latency (ms)      p50 ${r.latencyMs.p50}  p95 ${r.latencyMs.p95}  p99 ${r.latencyMs.p99}  max ${r.latencyMs.max}  (first post → sink)`,
     ...(r.peakRssMb ? [`peak memory       fleet ${r.peakRssMb.fleet} MiB, redis ${r.peakRssMb.redis} MiB (VmHWM)`] : []),
     ...(r.cpuMsPerNotification

@@ -1,0 +1,131 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { measure, type Measurement } from './measure';
+import { machine } from './proc';
+import { markdownTables, ratios, summarize } from './report';
+import { postgresVersion } from './servers';
+import { SYSTEMS, type SystemId } from './systems';
+
+/**
+ * `npm run bench [-- --quick]`: every system on the same workload, rounds
+ * interleaved (a, b, c, d, a, b, …), then each system open loop at half of its
+ * own median maximum. Prints the tables, keeps the JSON under bench/results/,
+ * and (full runs) regenerates BENCHMARKS.md.
+ */
+const { values: a } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    events: { type: 'string' },
+    recipients: { type: 'string', default: '2' },
+    dup: { type: 'string', default: '3' },
+    'in-flight': { type: 'string', default: '64' },
+    concurrency: { type: 'string', default: '32' },
+    'open-seconds': { type: 'string' },
+    systems: { type: 'string' },
+    processes: { type: 'string' },
+    appendfsync: { type: 'string', default: 'everysec' },
+    'no-open-loop': { type: 'boolean', default: false },
+    'write-md': { type: 'boolean' },
+    out: { type: 'string' },
+  },
+});
+
+const log = (s: string) => console.log(s);
+const root = resolve(__dirname, '../..');
+const quick = a.quick === true;
+const rounds = Number(a.rounds ?? (quick ? 1 : 3));
+const workload = { events: Number(a.events ?? (quick ? 1500 : 10_000)), recipients: Number(a.recipients), dup: Number(a.dup), inFlight: Number(a['in-flight']) };
+const openSeconds = Number(a['open-seconds'] ?? (quick ? 4 : 15));
+const systems = (a.systems?.split(',') ?? SYSTEMS.map((s) => s.id)) as SystemId[];
+const common = { concurrency: Number(a.concurrency), appendfsync: a.appendfsync as 'everysec' | 'always', drainSeconds: quick ? 60 : 300, ...(a.processes ? { processes: Number(a.processes) } : {}) };
+
+function version(cmd: string, args: string[]): string {
+  const out = spawnSync(cmd, args, { encoding: 'utf8' });
+  return (out.stdout || out.stderr || '').trim().split('\n')[0] ?? '';
+}
+
+function versions(): Record<string, string> {
+  const pkg = (name: string) => {
+    try {
+      return (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+    } catch {
+      return 'unknown';
+    }
+  };
+  let postgres = 'not installed';
+  try {
+    postgres = postgresVersion();
+  } catch {
+    // reported as not installed
+  }
+  return { node: process.version, redis: version('redis-server', ['--version']), postgres, bullmq: pkg('bullmq'), ioredis: pkg('ioredis'), pg: pkg('pg'), express: pkg('express'), git: version('git', ['-C', root, 'rev-parse', '--short', 'HEAD']) };
+}
+
+async function main(): Promise<void> {
+  const started = new Date();
+  const loadAtStart = machine().loadAverage;
+  log(`bench: ${workload.events} events × ${workload.recipients} recipients × ${workload.dup} parallel arrivals, ${workload.inFlight} requests in flight, worker concurrency ${common.concurrency}, AOF ${common.appendfsync}, ${rounds} round(s)`);
+  const runs = new Map<SystemId, Measurement[]>(systems.map((s) => [s, []]));
+  for (let round = 1; round <= rounds; round++) {
+    for (const system of systems) {
+      const m = await measure(system, workload, common);
+      runs.get(system)?.push(m);
+      log(`round ${round} ${system}: ${m.perSecond}/s, p50/p95/p99 ${m.latencyMs.p50}/${m.latencyMs.p95}/${m.latencyMs.p99} ms, dup ${m.duplicates}, lost ${m.lost}, CPU ms/notif ${JSON.stringify(m.cpuMsPerNotification.byProcess)} store ${m.cpuMsPerNotification.store}, syscalls/notif fleet ${m.syscallsPerNotification.fleet} store ${m.syscallsPerNotification.store}${m.redis ? `, redis cmds ${m.redis.commandsPerNotification} scripts ${m.redis.scriptCallsPerNotification}` : ''}`);
+    }
+  }
+  const open = new Map<SystemId, Measurement>();
+  if (!a['no-open-loop']) {
+    for (const system of systems) {
+      const max = summarize(system, runs.get(system) ?? []).perSecond.median;
+      const eventsPerSecond = Math.max(1, (max / 2) / workload.recipients);
+      const events = Math.max(10, Math.round(eventsPerSecond * openSeconds));
+      const m = await measure(system, { ...workload, events }, { ...common, eventsPerSecond });
+      open.set(system, m);
+      log(`open loop ${system} at ${Math.round(eventsPerSecond * workload.recipients)} notifications/s: p50/p95/p99 ${m.latencyMs.p50}/${m.latencyMs.p95}/${m.latencyMs.p99} ms, dup ${m.duplicates}, lost ${m.lost}`);
+    }
+  }
+  const summaries = systems.map((s) => summarize(s, runs.get(s) ?? [], open.get(s)));
+  const reference: SystemId = systems.includes('singleshot-start') ? 'singleshot-start' : (systems[0] as SystemId);
+  const tables = markdownTables(summaries, reference);
+  log('');
+  log(tables);
+  log('');
+  for (const line of ratios(summaries, reference)) log(line);
+  const env = { machine: { ...machine(), loadAverageAtStart: loadAtStart }, versions: versions() };
+  const result = { startedAt: started.toISOString(), quick, workload, options: common, rounds, env, summaries, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open) };
+  const dir = join(root, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const out = a.out ?? join(dir, quick ? 'quick-latest.json' : `${started.toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(out, JSON.stringify(result, null, 2));
+  log(`\nresults: ${out}`);
+  if (a['write-md'] ?? !quick) {
+    const md = [
+      '# Benchmarks',
+      '',
+      `Generated by \`npm run bench\` on ${started.toISOString()} (commit ${env.versions.git}).`,
+      '',
+      `Machine: ${env.machine.cpus} CPUs (${env.machine.cpuModel}), ${env.machine.memoryGiB} GiB memory; the systems, their stores, the driver and the sink share these CPUs. Load average at the start ${loadAtStart}, at the end ${env.machine.loadAverage}: with other work on the machine absolute figures drift, so compare systems within one run (rounds are interleaved for that).`,
+      `Versions: Node ${env.versions.node}; ${env.versions.redis}; ${env.versions.postgres} (initdb defaults); bullmq ${env.versions.bullmq}, ioredis ${env.versions.ioredis}, pg ${env.versions.pg}, express ${env.versions.express}.`,
+      '',
+      `Workload: ${workload.events} events × ${workload.recipients} recipients × ${workload.dup} parallel arrivals of each event, ${workload.inFlight} requests in flight, worker concurrency ${common.concurrency}, Redis AOF \`${common.appendfsync}\`; ${rounds} rounds, interleaved; medians. Results: \`${out.slice(root.length + 1)}\`.`,
+      '',
+      tables,
+      '',
+      ...ratios(summaries, reference).map((l) => `- ${l}`),
+      '',
+    ].join('\n');
+    writeFileSync(join(root, 'BENCHMARKS.md'), md);
+    log('wrote BENCHMARKS.md');
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,181 @@
+import { randomBytes } from 'node:crypto';
+import { drive, type Workload } from './driver';
+import { cpuSecondsOf, cpuSecondsOfTree, peakRssMb, peakRssOfTreeMb, syscallsOfTree } from './proc';
+import { startSink } from './sink';
+import { bullmqJobTimes, dropCompletedJobs, postgresSize, redisResetStats, redisSnapshot, scrape } from './store-stats';
+import { quantiles, round } from './stats';
+import { startSystem, type SystemId } from './systems';
+
+/** One run of one system: everything the bench tables show. */
+export interface Measurement {
+  system: SystemId;
+  mode: 'saturated' | 'open-loop';
+  /** Open loop: the notifications/s offered. */
+  offeredPerSecond?: number;
+  events: number;
+  expected: number;
+  notifications: number;
+  duplicates: number;
+  lost: number;
+  requests: number;
+  retriedRequests: number;
+  failedRequests: number;
+  seconds: number;
+  perSecond: number;
+  latencyMs: { p50: number; p95: number; p99: number; max: number };
+  cpuMsPerNotification: { fleet: number; store: number; harness: number; system: number; byProcess: Record<string, number> };
+  peakRssMb: { fleet: number; store: number };
+  /** Read + write syscalls per notification (/proc/PID/io) of the fleet and of the store. */
+  syscallsPerNotification: { fleet: number; store: number };
+  redis?: {
+    commandsPerNotification: number;
+    scriptCallsPerNotification: number;
+    top: Record<string, number>;
+    /** used_memory delta ÷ operations right after the run (completed jobs still retained, at most 10,000 per queue). */
+    bytesPerOperation: number;
+    /** The same once the completed jobs are gone (their retention expired): what the dedup and audit records cost. */
+    bytesPerOperationWithoutJobs: number;
+  };
+  postgres?: { bytesPerOperation: number };
+  /** singleshot: where a notification waited, from BullMQ's job timestamps and the apps' metrics. */
+  stages?: {
+    decideQueueWaitMs: ReturnType<typeof quantiles>;
+    decideRunMs: ReturnType<typeof quantiles>;
+    deliverQueueWaitMs: ReturnType<typeof quantiles>;
+    deliverRunMs: ReturnType<typeof quantiles>;
+    deliverRetriedJobs: number;
+    lockConflicts: number;
+    eventLoopLagMs: { p99: number; max: number };
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Starts a fresh store and the system, warms it with a few events, resets the
+ * counters, drives the workload (saturated, or open loop at `eventsPerSecond`),
+ * waits for the sink to see every (event, recipient) pair and measures.
+ */
+export async function measure(
+  system: SystemId,
+  w: Workload,
+  opts: { concurrency: number; appendfsync: 'everysec' | 'always'; drainSeconds: number; eventsPerSecond?: number; processes?: number },
+): Promise<Measurement> {
+  const sink = await startSink();
+  const sys = await startSystem(system, { sinkPort: sink.port, concurrency: opts.concurrency, appendfsync: opts.appendfsync, ...(opts.processes ? { processes: opts.processes } : {}) });
+  try {
+    const pairsOf = (prefix: string) => {
+      let n = 0;
+      for (const v of sink.received.values()) if (v.event.startsWith(prefix)) n++;
+      return n;
+    };
+    const waitPairs = async (prefix: string, want: number, seconds: number) => {
+      const deadline = Date.now() + seconds * 1000;
+      while (pairsOf(prefix) < want && Date.now() < deadline) await sleep(50);
+    };
+    // Warm-up: connections, JIT, scripts loaded; not counted.
+    const warm = { ...w, events: Math.min(200, w.events) };
+    const warmRun = `w${randomBytes(3).toString('hex')}`;
+    await drive(sys.ingestUrl, warmRun, warm);
+    await waitPairs(`b-${warmRun}-`, warm.events * w.recipients, 60);
+    await sleep(500);
+
+    const redis = sys.store.kind === 'redis';
+    if (redis) {
+      // The warm-up's jobs would otherwise count against this run's memory figure once dropped.
+      await dropCompletedJobs(sys.store.url);
+      await redisResetStats(sys.store.url);
+    }
+    const before = {
+      redis: redis ? await redisSnapshot(sys.store.url) : undefined,
+      pgBytes: redis ? 0 : await postgresSize(sys.store.url),
+      cpu: sys.fleet.map((p) => cpuSecondsOfTree(p.pid)),
+      store: redis ? cpuSecondsOf(sys.store.pid) : cpuSecondsOfTree(sys.store.pid),
+      self: process.cpuUsage(),
+      sys: { fleet: sys.fleet.reduce((t, p) => t + syscallsOfTree(p.pid), 0), store: syscallsOfTree(sys.store.pid) },
+    };
+    await scrape(sys.metricsUrls); // resets prom-client's event-loop histogram
+
+    const run = randomBytes(4).toString('hex');
+    const prefix = `b-${run}-`;
+    const expected = w.events * w.recipients;
+    const driven = await drive(sys.ingestUrl, run, w, opts.eventsPerSecond ? { eventsPerSecond: opts.eventsPerSecond } : undefined);
+    await waitPairs(prefix, expected, opts.drainSeconds);
+    const reachedAt = performance.now();
+    // A little longer, so a late duplicate is still seen and jobs finish.
+    await sleep(1500);
+
+    const cpuAfter = sys.fleet.map((p) => cpuSecondsOfTree(p.pid));
+    const storeAfter = redis ? cpuSecondsOf(sys.store.pid) : cpuSecondsOfTree(sys.store.pid);
+    const self = process.cpuUsage(before.self);
+    const sysAfter = { fleet: sys.fleet.reduce((t, p) => t + syscallsOfTree(p.pid), 0), store: syscallsOfTree(sys.store.pid) };
+    const metrics = await scrape(sys.metricsUrls);
+
+    const ours = [...sink.received.values()].filter((v) => v.event.startsWith(prefix));
+    const lastAt = ours.reduce((m, v) => Math.max(m, v.firstAt), driven.startedAt);
+    const seconds = (Math.min(lastAt, reachedAt) - driven.startedAt) / 1000;
+    const latencies = ours.map((v) => v.firstAt - (driven.firstSent.get(v.event) ?? v.firstAt));
+    const n = Math.max(1, ours.length);
+    const byProcess: Record<string, number> = {};
+    sys.fleet.forEach((p, i) => (byProcess[p.role] = round((((cpuAfter[i] ?? 0) - (before.cpu[i] ?? 0)) * 1000) / n)));
+    const fleetMs = Object.values(byProcess).reduce((a, b) => a + b, 0);
+    const storeMs = ((storeAfter - before.store) * 1000) / n;
+    const m: Measurement = {
+      system,
+      mode: opts.eventsPerSecond ? 'open-loop' : 'saturated',
+      ...(opts.eventsPerSecond ? { offeredPerSecond: opts.eventsPerSecond * w.recipients } : {}),
+      events: w.events,
+      expected,
+      notifications: ours.length,
+      duplicates: ours.reduce((s, v) => s + v.count - 1, 0),
+      lost: expected - ours.length,
+      requests: driven.requests,
+      retriedRequests: driven.retried,
+      failedRequests: driven.failed,
+      seconds: round(seconds),
+      perSecond: round(ours.length / Math.max(0.001, seconds), 0),
+      latencyMs: quantiles(latencies),
+      cpuMsPerNotification: { fleet: round(fleetMs), store: round(storeMs), harness: round((self.user + self.system) / 1000 / n), system: round(fleetMs + storeMs), byProcess },
+      syscallsPerNotification: { fleet: round((sysAfter.fleet - before.sys.fleet) / n, 1), store: round((sysAfter.store - before.sys.store) / n, 1) },
+      peakRssMb: {
+        fleet: round(sys.fleet.reduce((s, p) => s + peakRssOfTreeMb(p.pid), 0), 0),
+        store: round(peakRssMb(sys.store.pid), 0),
+      },
+    };
+    if (redis && before.redis) {
+      const after = await redisSnapshot(sys.store.url);
+      const total = Object.values(after.calls).reduce((a, b) => a + b, 0);
+      const scripts = (after.calls.evalsha ?? 0) + (after.calls.eval ?? 0) + (after.calls.fcall ?? 0) + (after.calls.evalsha_ro ?? 0);
+      const top = Object.fromEntries(
+        Object.entries(after.calls)
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 24)
+          .map(([k, v]) => [k, round(v / n)]),
+      );
+      m.redis = { commandsPerNotification: round(total / n, 1), scriptCallsPerNotification: round(scripts / n, 2), top, bytesPerOperation: round((after.usedMemory - before.redis.usedMemory) / n, 0), bytesPerOperationWithoutJobs: Number.NaN };
+    } else {
+      m.postgres = { bytesPerOperation: round(((await postgresSize(sys.store.url)) - before.pgBytes) / n, 0) };
+    }
+    if (system.startsWith('singleshot')) {
+      const decide = await bullmqJobTimes(sys.store.url, '{ssq}', 'decide', 20_000);
+      const deliver = await bullmqJobTimes(sys.store.url, '{ssq}', 'deliver', 20_000);
+      m.stages = {
+        decideQueueWaitMs: quantiles(decide.wait),
+        decideRunMs: quantiles(decide.run),
+        deliverQueueWaitMs: quantiles(deliver.wait),
+        deliverRunMs: quantiles(deliver.run),
+        deliverRetriedJobs: deliver.attempts.filter((a) => a > 1).length,
+        lockConflicts: metrics.get('singleshot_lock_conflicts_total') ?? 0,
+        eventLoopLagMs: { p99: round((metrics.get('nodejs_eventloop_lag_p99_seconds') ?? 0) * 1000, 1), max: round((metrics.get('nodejs_eventloop_lag_max_seconds') ?? 0) * 1000, 1) },
+      };
+    }
+    if (m.redis) {
+      await dropCompletedJobs(sys.store.url);
+      m.redis.bytesPerOperationWithoutJobs = round(((await redisSnapshot(sys.store.url)).usedMemory - (before.redis?.usedMemory ?? 0)) / n, 0);
+    }
+    return m;
+  } finally {
+    await sys.stop();
+    await sink.close();
+  }
+}

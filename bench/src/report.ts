@@ -1,0 +1,98 @@
+import type { Measurement } from './measure';
+import { median, round } from './stats';
+import { SYSTEMS, type SystemId } from './systems';
+
+/** Medians over the rounds of one system, with the spread (min–max) of throughput. */
+export interface Summary {
+  system: SystemId;
+  name: string;
+  exact: boolean;
+  rounds: number;
+  perSecond: { median: number; min: number; max: number };
+  latencyMs: { p50: number; p95: number; p99: number };
+  duplicates: number;
+  lost: number;
+  cpuMsPerNotification: { fleet: number; store: number; harness: number; system: number };
+  peakRssMb: { fleet: number; store: number };
+  syscallsPerNotification: { fleet: number; store: number };
+  redisCommandsPerNotification?: number;
+  scriptCallsPerNotification?: number;
+  bytesPerOperation?: number;
+  bytesPerOperationWithoutJobs?: number;
+  openLoop?: { offeredPerSecond: number; perSecond: number; p50: number; p95: number; p99: number; duplicates: number; lost: number };
+  stages?: Measurement['stages'];
+}
+
+export function summarize(id: SystemId, runs: Measurement[], open?: Measurement): Summary {
+  const def = SYSTEMS.find((s) => s.id === id);
+  const med = (f: (m: Measurement) => number | undefined) => {
+    const v = runs.map(f).filter((x): x is number => x !== undefined && Number.isFinite(x));
+    return v.length ? round(median(v)) : Number.NaN;
+  };
+  const redis = runs.some((r) => r.redis);
+  return {
+    system: id,
+    name: def?.name ?? id,
+    exact: def?.exact ?? false,
+    rounds: runs.length,
+    perSecond: { median: med((r) => r.perSecond), min: Math.min(...runs.map((r) => r.perSecond)), max: Math.max(...runs.map((r) => r.perSecond)) },
+    latencyMs: { p50: med((r) => r.latencyMs.p50), p95: med((r) => r.latencyMs.p95), p99: med((r) => r.latencyMs.p99) },
+    duplicates: runs.reduce((s, r) => s + r.duplicates, 0),
+    lost: runs.reduce((s, r) => s + r.lost, 0),
+    cpuMsPerNotification: {
+      fleet: med((r) => r.cpuMsPerNotification.fleet),
+      store: med((r) => r.cpuMsPerNotification.store),
+      harness: med((r) => r.cpuMsPerNotification.harness),
+      system: med((r) => r.cpuMsPerNotification.system),
+    },
+    peakRssMb: { fleet: med((r) => r.peakRssMb.fleet), store: med((r) => r.peakRssMb.store) },
+    syscallsPerNotification: { fleet: med((r) => r.syscallsPerNotification.fleet), store: med((r) => r.syscallsPerNotification.store) },
+    ...(redis ? { redisCommandsPerNotification: med((r) => r.redis?.commandsPerNotification), scriptCallsPerNotification: med((r) => r.redis?.scriptCallsPerNotification) } : {}),
+    bytesPerOperation: med((r) => r.redis?.bytesPerOperation ?? r.postgres?.bytesPerOperation),
+    bytesPerOperationWithoutJobs: med((r) => r.redis?.bytesPerOperationWithoutJobs ?? r.postgres?.bytesPerOperation),
+    ...(open
+      ? { openLoop: { offeredPerSecond: open.offeredPerSecond ?? 0, perSecond: open.perSecond, p50: open.latencyMs.p50, p95: open.latencyMs.p95, p99: open.latencyMs.p99, duplicates: open.duplicates, lost: open.lost } }
+      : {}),
+    ...(runs.at(-1)?.stages ? { stages: runs.at(-1)?.stages } : {}),
+  };
+}
+
+const f0 = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '—' : String(Math.round(n)));
+const f2 = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '—' : n.toFixed(2));
+
+/** The side-by-side tables as Markdown (printed and written to BENCHMARKS.md). */
+export function markdownTables(s: Summary[], reference: SystemId): string {
+  const ref = s.find((x) => x.system === reference);
+  const lines = [
+    `| system | notifications/s (median, min–max) | ${ref?.name ?? reference} ÷ this | p50 / p95 / p99 ms (saturated) | duplicates | lost | CPU ms/notification fleet + store = system (harness) | Redis commands / script calls per notification | syscalls per notification fleet / store | peak RSS fleet / store MiB | store bytes per operation: jobs retained / jobs gone |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...s.map((x) =>
+      `| ${x.name} | ${f0(x.perSecond.median)} (${f0(x.perSecond.min)}–${f0(x.perSecond.max)}) | ${ref ? (ref.perSecond.median / x.perSecond.median).toFixed(2) : '—'} | ${f0(x.latencyMs.p50)} / ${f0(x.latencyMs.p95)} / ${f0(x.latencyMs.p99)} | ${x.duplicates} | ${x.lost} | ${f2(x.cpuMsPerNotification.fleet)} + ${f2(x.cpuMsPerNotification.store)} = ${f2(x.cpuMsPerNotification.system)} (${f2(x.cpuMsPerNotification.harness)}) | ${x.redisCommandsPerNotification !== undefined ? `${x.redisCommandsPerNotification} / ${x.scriptCallsPerNotification}` : '—'} | ${x.syscallsPerNotification.fleet} / ${x.syscallsPerNotification.store} | ${f0(x.peakRssMb.fleet)} / ${f0(x.peakRssMb.store)} | ${f0(x.bytesPerOperation)} / ${f0(x.bytesPerOperationWithoutJobs)} |`,
+    ),
+  ];
+  if (s.some((x) => x.openLoop)) {
+    lines.push('', 'Open loop at half of each system\'s own median maximum (first copy sent → first provider POST):', '');
+    lines.push('| system | offered notifications/s | achieved | p50 ms | p95 ms | p99 ms | duplicates | lost |', '|---|---|---|---|---|---|---|---|');
+    for (const x of s) if (x.openLoop) lines.push(`| ${x.name} | ${f0(x.openLoop.offeredPerSecond)} | ${f0(x.openLoop.perSecond)} | ${x.openLoop.p50} | ${x.openLoop.p95} | ${x.openLoop.p99} | ${x.openLoop.duplicates} | ${x.openLoop.lost} |`);
+  }
+  if (s.some((x) => x.stages)) {
+    lines.push('', 'Where a singleshot notification waits (last saturated round; BullMQ job timestamps, ms p50 / p95 / p99; lock conflicts and the largest event-loop delay from the apps\' metrics):', '');
+    lines.push('| system | decide queue wait | decide run | deliver queue wait | deliver run | deliver jobs retried | lock conflicts | event-loop delay p99 / max ms |', '|---|---|---|---|---|---|---|---|');
+    for (const x of s) {
+      const st = x.stages;
+      if (!st) continue;
+      const q = (v: { p50: number; p95: number; p99: number }) => `${v.p50} / ${v.p95} / ${v.p99}`;
+      lines.push(`| ${x.name} | ${q(st.decideQueueWaitMs)} | ${q(st.decideRunMs)} | ${q(st.deliverQueueWaitMs)} | ${q(st.deliverRunMs)} | ${st.deliverRetriedJobs} | ${st.lockConflicts} | ${st.eventLoopLagMs.p99} / ${st.eventLoopLagMs.max} |`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/** Throughput and CPU ratios of a reference system against each other system. */
+export function ratios(s: Summary[], reference: SystemId): string[] {
+  const ref = s.find((x) => x.system === reference);
+  if (!ref) return [];
+  return s
+    .filter((x) => x.system !== reference)
+    .map((x) => `${reference} vs ${x.system}: ${(ref.perSecond.median / x.perSecond.median).toFixed(2)}× the notifications/s, ${(ref.cpuMsPerNotification.system / x.cpuMsPerNotification.system).toFixed(2)}× the system CPU per notification`);
+}
