@@ -158,7 +158,7 @@ describe('Bull Board behind the guard', () => {
     const { status, body } = await board('GET', '/queues?activeQueue=dead&status=failed&page=1&jobsPerPage=10');
     expect(status).toBe(200);
     const queues = body.queues as Array<{ name: string; counts: Record<string, number>; jobs: Array<{ id: string; failedReason: string; isFailed: boolean }> }>;
-    expect(queues.map((q) => q.name).sort()).toEqual(['dead', 'decide', 'deliver']);
+    expect(queues.map((q) => q.name).sort()).toEqual(['dead', 'decide', 'deliver', 'render']);
     const dead = queues.find((q) => q.name === 'dead');
     expect(dead?.counts.failed).toBe(1);
     expect(dead?.jobs).toEqual([expect.objectContaining({ id: deadKey, isFailed: true, failedReason: expect.stringContaining('permanent: HTTP_400') })]);

@@ -108,7 +108,7 @@ describe('singleshot queues', () => {
     expect(table.stdout).toMatch(/dead\s+1\s+0\s+0\s+0\s+0\s+0\s+no/);
     expect(table.stdout).toContain('1 dead operation(s)');
     const json = JSON.parse(cli('queues', '--json').stdout) as { queues: Array<{ queue: string; counts: Record<string, number>; paused: boolean }> };
-    expect(json.queues.map((q) => q.queue)).toEqual(['decide', 'deliver', 'dead']);
+    expect(json.queues.map((q) => q.queue)).toEqual(['decide', 'deliver', 'render', 'dead']);
     expect(json.queues.find((q) => q.queue === 'dead')?.counts).toMatchObject({ waiting: 1, active: 0, failed: 0 });
     expect(json.queues.find((q) => q.queue === 'deliver')?.counts.completed).toBe(2);
     expect(json.queues.find((q) => q.queue === 'decide')?.counts.completed).toBe(1);

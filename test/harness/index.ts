@@ -6,6 +6,7 @@ export * from './fleet';
 export * from './fault-proxy';
 export * from './dovecot';
 export * from './mail-webhook-fixtures';
+export * from './s3-server';
 export * from './fake-provider-api';
 export * from './fake-provider-dialects';
 export * from './native-fault-matrix';

@@ -16,7 +16,7 @@ const program = new Command()
 program
   .command('start')
   .description('run some or all apps (embedded mode): one process per app group on a multi-core machine, one command')
-  .option('--only <apps>', 'comma-separated: ingest,decision,delivery,dashboard (default: all)')
+  .option('--only <apps>', 'comma-separated: ingest,decision,render,delivery,dashboard (default: all)')
   .option('--processes <n>', 'processes to spread the apps over: 1 = all in this process, 2 = ingest | workers, 3 = ingest | decision | delivery (default: 3 on a multi-core machine, else 1)')
   .option('--config <file>', 'config file (YAML or JSON); default $SINGLESHOT_CONFIG or ./singleshot.config.yaml')
   .action(startCommand);

@@ -3,10 +3,11 @@ import { startDashboard } from '@singleshot/dashboard';
 import { startDecision } from '@singleshot/decision';
 import { startDelivery } from '@singleshot/delivery';
 import { startIngest, type IngestContext } from '@singleshot/ingest';
+import { startRender } from '@singleshot/render';
 import { startHealthServer } from '@singleshot/observability';
 import { defaultReady, type RunningWorker, type Runtime } from '@singleshot/runtime';
 
-export const APP_NAMES = ['ingest', 'decision', 'delivery', 'dashboard'] as const;
+export const APP_NAMES = ['ingest', 'decision', 'render', 'delivery', 'dashboard'] as const;
 export type AppName = (typeof APP_NAMES)[number];
 
 export interface RunningApps {
@@ -34,6 +35,12 @@ export async function runApps(
     workers.delivery = delivery.worker;
     closers.unshift(delivery.close);
   }
+  if (only.includes('render')) {
+    // Its own queue and workers: documents never hold up deliveries that need none.
+    const render = startRender(rt);
+    workers.render = render.worker;
+    closers.unshift(render.close);
+  }
   if (only.includes('decision')) {
     const decision = startDecision(rt);
     workers.decision = decision.worker;
@@ -52,6 +59,7 @@ export async function runApps(
     // No HTTP server of our own: serve /healthz, /readyz, /metrics on the metrics port.
     const health = await startHealthServer({
       port: options.metricsPort ?? rt.config.decision.metricsPort,
+      host: rt.config.decision.metricsHost,
       registry: rt.metrics.registry,
       ready: () => defaultReady(rt, workers),
       logger: rt.logger,

@@ -4,11 +4,11 @@ import { parseProcesses } from './commands/start';
 
 describe('singleshot start --processes', () => {
   it('splits the apps into ingest | workers, or ingest | decision | delivery', () => {
-    const all = ['ingest', 'decision', 'delivery', 'dashboard'] as const;
-    expect(appGroups(all, 1)).toEqual([['ingest', 'dashboard', 'decision', 'delivery']]);
-    expect(appGroups(all, 2)).toEqual([['ingest', 'dashboard'], ['decision', 'delivery']]);
-    expect(appGroups(all, 3)).toEqual([['ingest', 'dashboard'], ['decision'], ['delivery']]);
-    expect(appGroups(all, 8)).toEqual([['ingest', 'dashboard'], ['decision'], ['delivery']]);
+    const all = ['ingest', 'decision', 'render', 'delivery', 'dashboard'] as const;
+    expect(appGroups(all, 1)).toEqual([['ingest', 'dashboard', 'decision', 'render', 'delivery']]);
+    expect(appGroups(all, 2)).toEqual([['ingest', 'dashboard'], ['decision', 'render', 'delivery']]);
+    expect(appGroups(all, 3)).toEqual([['ingest', 'dashboard'], ['decision', 'render'], ['delivery']]);
+    expect(appGroups(all, 8)).toEqual([['ingest', 'dashboard'], ['decision', 'render'], ['delivery']]);
   });
 
   it('keeps only the apps asked for (--only), dropping empty groups', () => {

@@ -9,9 +9,10 @@ import type { AppName } from './run-apps';
  */
 export function appGroups(only: readonly AppName[], processes: number): AppName[][] {
   const layouts: AppName[][][] = [
-    [['ingest', 'dashboard', 'decision', 'delivery']],
-    [['ingest', 'dashboard'], ['decision', 'delivery']],
-    [['ingest', 'dashboard'], ['decision'], ['delivery']],
+    [['ingest', 'dashboard', 'decision', 'render', 'delivery']],
+    [['ingest', 'dashboard'], ['decision', 'render', 'delivery']],
+    // Documents render next to the decision, so a slow one never holds up the delivery process.
+    [['ingest', 'dashboard'], ['decision', 'render'], ['delivery']],
   ];
   const layout = layouts[Math.min(layouts.length, Math.max(1, processes)) - 1] ?? [];
   return layout.map((group) => group.filter((app) => only.includes(app))).filter((group) => group.length > 0);

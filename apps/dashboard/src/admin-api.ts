@@ -5,6 +5,7 @@ import { apiErrorHandler } from './errors';
 import { dlqRoutes } from './routes/dlq';
 import { journalRoutes } from './routes/journal';
 import { lookupRoutes } from './routes/lookups';
+import { waitingRoutes } from './routes/waiting';
 
 /**
  * The admin JSON API, mounted under `/admin/api` behind authentication:
@@ -17,6 +18,7 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
   router.use(lookupRoutes(deps));
   router.use(dlqRoutes(deps));
   router.use(journalRoutes(deps));
+  router.use(waitingRoutes(deps));
   router.use((req, res) => sendError(res, 404, 'NOT_FOUND', `no admin API route for ${req.method} ${req.path}`));
   router.use(apiErrorHandler(deps.logger));
   return router;

@@ -13,7 +13,7 @@ export const BOARD_PATH = '/admin/queues';
  * jobs have no Retry button: re-running one is a no-op at best (its message or
  * operation is already done), and would only confuse.
  */
-export function boardRouter(queues: Pick<Queues, 'decide' | 'deliver' | 'dead'>): Router {
+export function boardRouter(queues: Pick<Queues, 'decide' | 'deliver' | 'dead'> & Partial<Pick<Queues, 'render'>>): Router {
   // BullMQAdapter's options type omits allowCompletedRetries, which the base adapter reads.
   const doneIsDone = { allowCompletedRetries: false } as Partial<QueueAdapterOptions>;
   const serverAdapter = new ExpressAdapter();
@@ -22,6 +22,9 @@ export function boardRouter(queues: Pick<Queues, 'decide' | 'deliver' | 'dead'>)
     queues: [
       new BullMQAdapter(queues.decide, { ...doneIsDone, description: 'One job per message (job id = message key): classify, route, fan out.' }),
       new BullMQAdapter(queues.deliver, { ...doneIsDone, description: 'One job per operation (job id = operation key): claim, send, commit.' }),
+      ...(queues.render
+        ? [new BullMQAdapter(queues.render, { ...doneIsDone, description: 'One job per document (job id = document key): generate, store, wake the deliveries waiting for it.' })]
+        : []),
       new DeadQueueAdapter(queues.dead),
     ],
     serverAdapter,

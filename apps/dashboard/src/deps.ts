@@ -1,6 +1,6 @@
 import type { Logger } from '@singleshot/observability';
 import type { Queues } from '@singleshot/queues';
-import type { JournalReader, MessageStore, OperationStore } from '@singleshot/store';
+import type { DocumentStateStore, JournalReader, MessageStore, OperationStore } from '@singleshot/store';
 import type { Replay } from './replay';
 
 /** What the admin API reads and does; narrow, so tests can hand in small pieces. */
@@ -11,5 +11,7 @@ export interface AdminApiDeps {
   /** The DLQ (`dead`): records are listed and looked up, never consumed. */
   queues: Pick<Queues, 'dead'>;
   replay: Replay;
+  /** Operations waiting for their documents, and the documents' state; none: `/waiting` answers 404. */
+  documents?: Pick<DocumentStateStore, 'waiting' | 'get'>;
   logger: Logger;
 }

@@ -56,7 +56,7 @@ export async function startDashboard(rt: Runtime, options: DashboardOptions = {}
   const logger = rt.logger.child({ component: 'dashboard' });
   const replay = runtimeReplay({ redis: rt.redis, keys: rt.keys, queues: rt.queues, retentionMs: rt.retentionMs, metrics: rt.metrics, logger });
   const app = createDashboardApp({
-    api: { operations: rt.operations, messages: rt.messages, journal: rt.journal, queues: rt.queues, replay, logger },
+    api: { operations: rt.operations, messages: rt.messages, journal: rt.journal, queues: rt.queues, replay, documents: rt.documents, logger },
     queues: rt.queues,
     credentials,
     allowedOrigins,

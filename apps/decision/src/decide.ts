@@ -1,17 +1,20 @@
 import {
+  documentKey,
   normalizeRecipient,
   operationKey,
   recipientProblem,
   type RecipientKind,
   parseAction,
-  renderTemplate,
   formatAction,
   type DecideJobData,
   type DeliverJobData,
+  type DocumentRef,
   type IngestInput,
+  type RenderJobData,
 } from '@singleshot/core';
 import type { MailboxConfig, RouteConfig } from '@singleshot/config';
 import type { Logger, Metrics } from '@singleshot/observability';
+import { inlineRouteTemplates, type RouteTemplates } from '@singleshot/runtime';
 import { deadOnArrival, type DeadOnArrivalDeps } from './invalid-recipient';
 import { routeMatches } from './route-match';
 
@@ -19,8 +22,12 @@ import { routeMatches } from './route-match';
 export interface DecideDeps {
   routes: RouteConfig[];
   mailboxes: Pick<MailboxConfig, 'id' | 'owner'>[];
+  /** Compiled route templates (default: the routes' inline templates). */
+  templates?: RouteTemplates;
   /** Adds the deliver jobs (idempotent by operation key). */
   enqueueDeliveries(jobs: DeliverJobData[]): Promise<void>;
+  /** Adds the render jobs of the documents the operations need (idempotent by document key). */
+  enqueueRenders?(jobs: RenderJobData[]): Promise<void>;
   /** Records the decision; false when the message was decided before. */
   markDecided(messageKey: string, operationKeys: string[]): Promise<boolean>;
   logger: Logger;
@@ -73,21 +80,33 @@ export function planOperations(
   routes: RouteConfig[],
   mailboxes: Pick<MailboxConfig, 'id' | 'owner'>[],
   recipientKind: (channel: string) => RecipientKind = () => 'text',
-): { jobs: DeliverJobData[]; invalid?: Array<{ job: DeliverJobData; problem: string }>; unrouted?: DecideOutcome['unrouted'] } {
+  templates: RouteTemplates = inlineRouteTemplates(routes),
+): {
+  jobs: DeliverJobData[];
+  renders: RenderJobData[];
+  invalid?: Array<{ job: DeliverJobData; problem: string }>;
+  unrouted?: DecideOutcome['unrouted'];
+} {
   const { input, messageKey } = data;
   const owner = input.kind === 'mail' ? mailboxes.find((m) => m.id === input.mailboxId)?.owner : undefined;
   const matching = routes.filter((route) => routeMatches(route.match, input));
-  if (matching.length === 0) return { jobs: [], unrouted: 'no_route' };
+  if (matching.length === 0) return { jobs: [], renders: [], unrouted: 'no_route' };
   const context = templateContext(input, owner);
   const jobs = new Map<string, DeliverJobData>();
+  const renders = new Map<string, RenderJobData>();
   for (const route of matching) {
     const action = parseAction(route.action);
+    const documents: DocumentRef[] = route.documents.map((doc) => ({
+      name: doc.name,
+      documentKey: documentKey({ messageKey, name: doc.name, version: doc.version }),
+    }));
     for (const raw of recipientsOf(route, input, owner)) {
       const recipient = normalizeRecipient(raw);
       if (!recipient) continue;
       const key = operationKey({ messageKey, action, recipient, channel: route.channel });
       // Overlapping routes with the same action, recipient and channel are one operation.
       if (jobs.has(key)) continue;
+      const rendered = templates.message(route.name, { ...context, recipient });
       jobs.set(key, {
         operationKey: key,
         messageKey,
@@ -95,14 +114,32 @@ export function planOperations(
         action: formatAction(action),
         recipient,
         channel: route.channel,
-        subject: renderTemplate(route.template.subject, { ...context, recipient }),
-        text: renderTemplate(route.template.text, { ...context, recipient }),
+        subject: rendered.subject,
+        text: rendered.text,
+        ...(rendered.html !== undefined ? { html: rendered.html } : {}),
+        ...(documents.length > 0 ? { documents } : {}),
         data: input.kind === 'event' ? input.data : { mailbox: input.mailboxId, from: input.from },
         firstArrivalAt: data.firstArrivalAt,
       });
+      // One render per document, however many recipients need it (dependents are added below).
+      route.documents.forEach((doc, i) => {
+        const ref = documents[i] as DocumentRef;
+        if (renders.has(ref.documentKey)) return;
+        renders.set(ref.documentKey, {
+          documentKey: ref.documentKey,
+          messageKey,
+          route: route.name,
+          name: doc.name,
+          version: doc.version,
+          format: doc.format,
+          context,
+          createdAt: data.firstArrivalAt,
+          dependents: [],
+        });
+      });
     }
   }
-  if (jobs.size === 0) return { jobs: [], unrouted: 'no_recipients' };
+  if (jobs.size === 0) return { jobs: [], renders: [], unrouted: 'no_recipients' };
   const valid: DeliverJobData[] = [];
   const invalid: Array<{ job: DeliverJobData; problem: string }> = [];
   for (const job of jobs.values()) {
@@ -110,7 +147,19 @@ export function planOperations(
     if (problem) invalid.push({ job, problem });
     else valid.push(job);
   }
-  return invalid.length > 0 ? { jobs: valid, invalid } : { jobs: valid };
+  // Only operations that will be delivered wait for a document (and wake on it).
+  const needed = new Map<string, RenderJobData>();
+  for (const job of valid) {
+    for (const ref of job.documents ?? []) {
+      const render = renders.get(ref.documentKey);
+      if (!render) continue;
+      const entry = needed.get(ref.documentKey) ?? { ...render, dependents: [] };
+      entry.dependents.push(job.operationKey);
+      needed.set(ref.documentKey, entry);
+    }
+  }
+  const planned = { jobs: valid, renders: [...needed.values()] };
+  return invalid.length > 0 ? { ...planned, invalid } : planned;
 }
 
 /**
@@ -119,7 +168,13 @@ export function planOperations(
  * job recomputes the same operation keys, so re-enqueueing cannot double-send.
  */
 export async function decide(data: DecideJobData, deps: DecideDeps): Promise<DecideOutcome> {
-  const { jobs, invalid = [], unrouted } = planOperations(data, deps.routes, deps.mailboxes, deps.recipientKind);
+  const { jobs, renders, invalid = [], unrouted } = planOperations(data, deps.routes, deps.mailboxes, deps.recipientKind, deps.templates);
+  // Renders first: a delivery that finds no document state waits for a render
+  // that is already queued, never for one that a crash here would lose.
+  if (renders.length > 0) {
+    if (!deps.enqueueRenders) throw new Error('routes declare documents but no render queue is wired');
+    await deps.enqueueRenders(renders);
+  }
   await deps.enqueueDeliveries(jobs);
   for (const { job, problem } of invalid) {
     if (!deps.deadOnArrival) throw new Error('decide: an invalid recipient needs deadOnArrival deps');

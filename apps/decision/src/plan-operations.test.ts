@@ -120,7 +120,7 @@ describe('planOperations', () => {
 
   it('mail-only criteria never match an event', () => {
     for (const match of [{ mailbox: 'support' }, { sender: '*' }, { subject: '.' }, { headers: { 'x-priority': '.' } }]) {
-      expect(planOperations(eventJob(), [route({ name: 'r', match })], mailboxes), JSON.stringify(match)).toEqual({ jobs: [], unrouted: 'no_route' });
+      expect(planOperations(eventJob(), [route({ name: 'r', match })], mailboxes), JSON.stringify(match)).toEqual({ jobs: [], renders: [], unrouted: 'no_route' });
     }
   });
 
@@ -140,7 +140,7 @@ describe('planOperations', () => {
   it('renders templates with the event context and the recipient', () => {
     const r = route({
       name: 'orders',
-      template: { subject: 'Order {{data.orderId}} ({{type}} from {{source}})', text: 'Hi {{recipient}}: {{id}} {{data}} {{data.missing}}|' },
+      template: { subject: 'Order {{data.orderId}} ({{type}} from {{source}})', text: 'Hi {{recipient}}: {{id}} {{json data}} {{data.missing}}|' },
       recipients: ['a@example.com'],
     });
     const [job] = planOperations(eventJob(), [r], mailboxes).jobs;
@@ -160,13 +160,13 @@ describe('planOperations', () => {
   });
 
   it('no matching route → unrouted no_route', () => {
-    expect(planOperations(eventJob(), [route({ name: 'r', match: { source: 'billing' } })], mailboxes)).toEqual({ jobs: [], unrouted: 'no_route' });
-    expect(planOperations(eventJob(), [], mailboxes)).toEqual({ jobs: [], unrouted: 'no_route' });
+    expect(planOperations(eventJob(), [route({ name: 'r', match: { source: 'billing' } })], mailboxes)).toEqual({ jobs: [], renders: [], unrouted: 'no_route' });
+    expect(planOperations(eventJob(), [], mailboxes)).toEqual({ jobs: [], renders: [], unrouted: 'no_route' });
   });
 
   it('matching routes without recipients → unrouted no_recipients', () => {
-    expect(planOperations(eventJob({ recipients: undefined }), [route({ name: 'r' })], mailboxes)).toEqual({ jobs: [], unrouted: 'no_recipients' });
-    expect(planOperations(eventJob({ recipients: ['  '] }), [route({ name: 'r' })], mailboxes)).toEqual({ jobs: [], unrouted: 'no_recipients' });
+    expect(planOperations(eventJob({ recipients: undefined }), [route({ name: 'r' })], mailboxes)).toEqual({ jobs: [], renders: [], unrouted: 'no_recipients' });
+    expect(planOperations(eventJob({ recipients: ['  '] }), [route({ name: 'r' })], mailboxes)).toEqual({ jobs: [], renders: [], unrouted: 'no_recipients' });
     // "event" recipients on a mail, and "owner" of a mailbox no longer configured.
     expect(planOperations(mailJob(), [route({ name: 'r', recipients: 'event' })], mailboxes).unrouted).toBe('no_recipients');
     expect(planOperations(mailJob({ mailboxId: 'gone' }), [route({ name: 'r', recipients: 'owner' })], mailboxes).unrouted).toBe('no_recipients');

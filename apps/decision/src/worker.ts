@@ -1,7 +1,7 @@
 import { Worker, UnrecoverableError } from 'bullmq';
 import type { DecideJobData } from '@singleshot/core';
 import type { RecipientKind } from '@singleshot/core';
-import { QUEUES, addDead, decideJobSchema, enqueueDeliveries, formatIssues } from '@singleshot/queues';
+import { QUEUES, addDead, decideJobSchema, enqueueDeliveries, enqueueRenders, formatIssues } from '@singleshot/queues';
 import { recipientKindOf } from '@singleshot/providers';
 import type { Runtime } from '@singleshot/runtime';
 import { decide, type DecideOutcome } from './decide';
@@ -17,7 +17,9 @@ export function startDecision(rt: Runtime): DecisionApp {
   const deps = {
     routes: rt.config.routes,
     mailboxes: rt.config.mailboxes,
+    templates: rt.templates,
     enqueueDeliveries: (jobs: Parameters<typeof enqueueDeliveries>[1]) => enqueueDeliveries(rt.queues.deliver, jobs),
+    enqueueRenders: (jobs: Parameters<typeof enqueueRenders>[1]) => enqueueRenders(rt.queues.render, jobs),
     markDecided: (messageKey: string, ops: string[]) => rt.messages.markDecided(messageKey, ops),
     logger,
     metrics: rt.metrics,

@@ -4,6 +4,7 @@ import type { ScopedLogger } from '@singleshot/observability';
 import type { ReservedTrial } from './breaker-gate';
 import type { ClaimState, DeliverDeps } from './deliver-types';
 import type { LeaseKeeper } from './lease-keeper';
+import type { DocumentGate, PreparedDocuments } from './document-gate';
 
 type RecordInput = Omit<AttemptRecord, 'at' | 'attempt' | 'fence'>;
 
@@ -15,6 +16,10 @@ type RecordInput = Omit<AttemptRecord, 'at' | 'attempt' | 'fence'>;
  */
 export class ClaimedAttempt {
   readonly history: AttemptRecord[] = [];
+  /** What the operation's documents allowed before the claim (none: it needs none). */
+  gate?: DocumentGate;
+  /** The documents this send carries (attachments and links), once loaded. */
+  content?: PreparedDocuments;
 
   constructor(
     readonly job: DeliverJobData,

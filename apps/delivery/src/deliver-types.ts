@@ -1,5 +1,6 @@
 import type { OperationStatus } from '@singleshot/core';
-import type { OperationStore, RateLimiter } from '@singleshot/store';
+import type { DocumentStateStore, OperationStore, RateLimiter } from '@singleshot/store';
+import type { DocumentStore } from '@singleshot/documents';
 import type { DeadJobData } from '@singleshot/queues';
 import type { BreakerRegistry, Provider } from '@singleshot/providers';
 import type { DeliveryConfig, RateLimitConfig } from '@singleshot/config';
@@ -19,6 +20,18 @@ export interface RecipientLimits {
   route(name: string): RateLimitConfig | undefined;
 }
 
+/** What delivery needs for operations with documents. */
+export interface DocumentDeps {
+  state: Pick<DocumentStateStore, 'statuses' | 'markWaiting' | 'clearWaiting'>;
+  store: Pick<DocumentStore, 'get'>;
+  /** Larger documents go out as links. */
+  maxAttachmentBytes: number;
+  /** How long a waiting delivery sleeps before it looks again (the render wakes it sooner). */
+  waitPollMs: number;
+  /** A time-limited signed link to a stored document. */
+  link(storeKey: string): Promise<{ url: string; expiresAt: string }>;
+}
+
 /** What the deliver handler needs; tests pass small object literals. */
 export interface DeliverDeps {
   operations: Pick<OperationStore, 'claim' | 'commit' | 'extend' | 'history' | 'get'>;
@@ -30,6 +43,8 @@ export interface DeliverDeps {
   breakers?: Pick<BreakerRegistry, 'get'>;
   /** Per-recipient limits; none: no limit. */
   limits?: RecipientLimits;
+  /** Documents; none: an operation that needs one ends dead (`document_failed`), never sent without it. */
+  documents?: DocumentDeps;
   workerId: string;
   logger: Logger;
   metrics: Pick<
@@ -69,6 +84,8 @@ export type DeliverOutcome =
   | { kind: 'terminal'; status: OperationStatus }
   | { kind: 'conflict'; delayMs: number }
   | { kind: 'retry'; delayMs: number; reason: string }
+  /** Not claimed: waits for a document (visible in `ops show`; no attempt used). */
+  | { kind: 'waiting'; delayMs: number; reason: 'document'; waitingFor: string }
   | { kind: 'dead'; reason: string }
   | { kind: 'suppressed'; reason: string }
   | { kind: 'stale' };

@@ -5,7 +5,8 @@ import { lazyChild } from '@singleshot/observability';
 import { ClaimedAttempt } from './attempt';
 import { passBreakers, returnTrial, type ReservedTrial } from './breaker-gate';
 import type { DeliverDeps, DeliverOutcome, Ending } from './deliver-types';
-import { finish } from './ending';
+import { checkDocuments, prepareDocuments, type DocumentGate } from './document-gate';
+import { finish, waitForDocument } from './ending';
 import { keepLease } from './lease-keeper';
 import { applyRecipientLimits } from './limits';
 import { reconcile } from './reconcile';
@@ -22,6 +23,20 @@ export type { DeliverDeps, DeliverOutcome } from './deliver-types';
  */
 export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<DeliverOutcome> {
   const now = deps.now ?? Date.now;
+  // A document it needs is not stored yet: wait without claiming (a claim
+  // counts an attempt; waiting must not use up the delivery's attempts), and
+  // before the breakers, so a waiting operation never holds a half-open trial.
+  let documents: DocumentGate | undefined;
+  if (job.documents && job.documents.length > 0) {
+    if (!deps.documents) {
+      documents = { kind: 'failed', error: { code: 'NO_DOCUMENT_STORE', message: 'this delivery process has no document store wired' } };
+    } else {
+      documents = await checkDocuments({ ...job, documents: job.documents }, deps.documents);
+      if (documents.kind === 'waiting') {
+        return waitForDocument(job, { ...deps, documents: deps.documents }, documents.waitingFor, documents.documentKey, documents.status);
+      }
+    }
+  }
   // Every provider of the channel behind an open breaker (or a half-open one
   // whose single trial another attempt holds): come back later without
   // claiming. A claim counts as an attempt, and operations would run out of
@@ -35,13 +50,18 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
   }
   const trial = gate.trial;
   try {
-    return await claimAndSend(job, deps, trial);
+    return await claimAndSend(job, deps, trial, documents);
   } finally {
     returnTrial(trial);
   }
 }
 
-async function claimAndSend(job: DeliverJobData, deps: DeliverDeps, trial: ReservedTrial | undefined): Promise<DeliverOutcome> {
+async function claimAndSend(
+  job: DeliverJobData,
+  deps: DeliverDeps,
+  trial: ReservedTrial | undefined,
+  documents: DocumentGate | undefined,
+): Promise<DeliverOutcome> {
   const now = deps.now ?? Date.now;
   const { leaseMs } = deps.policy;
   // The lease runs from when Redis ran the claim, not from when its answer was read.
@@ -79,6 +99,7 @@ async function claimAndSend(job: DeliverJobData, deps: DeliverDeps, trial: Reser
   });
   try {
     const attempt = new ClaimedAttempt(job, deps, { ...claim, keeper, log }, trial);
+    if (documents) attempt.gate = documents;
     return await finish(attempt, await decide(attempt));
   } finally {
     keeper.stop();
@@ -92,6 +113,8 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
   if (chain.length === 0) {
     return { kind: 'dead', reason: 'no_provider', error: { code: 'NO_PROVIDER', message: `no provider configured for channel "${job.channel}"` } };
   }
+  // Never sent without its document: a document that failed for good ends the operation.
+  if (a.gate?.kind === 'failed') return { kind: 'dead', reason: 'document_failed', error: a.gate.error };
   // Earlier claims since the last replay decide the fallback position (a replay resets attempts).
   const prior: AttemptRecord[] = claim.attempts > 1 ? await deps.operations.history(job.operationKey) : [];
   // A previous attempt may have reached a provider: reconcile before any send (docs/protocol.md invariant 5).
@@ -120,5 +143,16 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
         break;
     }
   }
-  return (await applyRecipientLimits(a, deps.limits)) ?? sendThroughChain(a, chain, prior);
+  const limited = await applyRecipientLimits(a, deps.limits);
+  if (limited) return limited;
+  if (a.gate?.kind === 'ready' && deps.documents) {
+    try {
+      a.content = await prepareDocuments(a.gate, chain, deps.documents);
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      const error = { code: typeof code === 'string' ? code : 'DOCUMENT_STORE', message: (err as Error).message };
+      return { kind: 'retry', status: 'failed', reason: error.code, error, provider: (chain[0] as { name: string }).name };
+    }
+  }
+  return sendThroughChain(a, chain, prior);
 }

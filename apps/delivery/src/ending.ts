@@ -1,8 +1,8 @@
-import { retryDelayMs } from '@singleshot/core';
+import { retryDelayMs, type DeliverJobData } from '@singleshot/core';
 import type { CommitInput } from '@singleshot/store';
 import type { ClaimedAttempt } from './attempt';
 import { ensureDeadRecord } from '@singleshot/queues';
-import type { DeliverOutcome, DeliveryResult, Ending, ErrorInfo } from './deliver-types';
+import type { DeliverDeps, DeliverOutcome, DeliveryResult, DocumentDeps, Ending, ErrorInfo } from './deliver-types';
 
 /** How long a released operation waits before its next claim. */
 const RELEASE_DELAY_MS = 1000;
@@ -109,4 +109,35 @@ async function commit(a: ClaimedAttempt, outcome: CommitInput['outcome'], extra:
     a.log.warn({ event: 'fence_superseded', outcome, currentFence: result.currentFence }, 'commit rejected: fence superseded by a later claim');
   }
   return result.kind;
+}
+
+/**
+ * The ending of an operation that was not claimed because a document it needs
+ * is not stored yet: no attempt is used (the claim is what counts attempts),
+ * nothing is sent, and the wait is visible: the operation is marked waiting
+ * (`ops show`, `singleshot_operations_waiting{reason="document"}`, the
+ * dashboard) until its document is stored or fails for good. The render wakes
+ * the job when it is done; `waitPollMs` is the fallback.
+ */
+export async function waitForDocument(
+  job: DeliverJobData,
+  deps: Pick<DeliverDeps, 'logger' | 'random'> & { documents: DocumentDeps },
+  waitingFor: string,
+  documentKey: string,
+  status: string,
+): Promise<DeliverOutcome> {
+  const marked = await deps.documents.state.markWaiting({
+    operationKey: job.operationKey,
+    waitingFor,
+    waitingKey: documentKey,
+    messageKey: job.messageKey,
+    recipient: job.recipient,
+    channel: job.channel,
+  });
+  if (marked) {
+    deps.logger.info({ event: 'operation_waiting', operationKey: job.operationKey, messageKey: job.messageKey, waitingFor, documentStatus: status }, 'operation waits for its document');
+  }
+  const poll = deps.documents.waitPollMs;
+  const delayMs = poll + Math.floor((deps.random ?? Math.random)() * Math.min(250, poll));
+  return { kind: 'waiting', delayMs, reason: 'document', waitingFor };
 }

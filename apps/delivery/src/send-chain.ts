@@ -64,7 +64,17 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
     try {
       // Shutdown does not abort a call in flight: it is bounded by its deadline and then committed.
       const result = await provider.send(
-        { operationKey: job.operationKey, messageKey: job.messageKey, recipient: job.recipient, channel: job.channel, subject: job.subject, text: job.text, data: job.data },
+        {
+          operationKey: job.operationKey,
+          messageKey: job.messageKey,
+          recipient: job.recipient,
+          channel: job.channel,
+          subject: job.subject,
+          text: job.text,
+          ...(job.html !== undefined ? { html: job.html } : {}),
+          ...(a.content ? { attachments: a.content.attachments, documents: a.content.documents } : {}),
+          data: job.data,
+        },
         { signal: a.keeper.signal, timeoutMs },
       );
       breaker?.record('success', permit);

@@ -4,7 +4,8 @@ import type { RateLimitConfig } from '@singleshot/config';
 import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider } from '@singleshot/providers';
 import { QUEUES, addDead, deliverJobSchema, ensureDeadRecord, formatIssues } from '@singleshot/queues';
 import { RateLimiter } from '@singleshot/store';
-import type { Runtime } from '@singleshot/runtime';
+import { documentLinkSecret, type Runtime } from '@singleshot/runtime';
+import { signDocumentLink } from '@singleshot/documents';
 import { deliver, type DeliverDeps, type DeliverOutcome } from './deliver';
 import { RecoverySweeper } from './sweeper';
 import { WaitingBoard } from './waiting';
@@ -53,6 +54,8 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   for (const route of rt.config.routes) if (route.limit) routeLimits.set(route.name, route.limit);
   const waiting = new WaitingBoard(rt.operations);
   rt.metrics.setWaitingSource(() => waiting.counts());
+  const docs = rt.config.documents;
+  let linkSecret: Promise<string> | undefined;
   const deps: DeliverDeps = {
     operations: rt.operations,
     waiting,
@@ -64,6 +67,21 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
       limiter: new RateLimiter(rt.redis, rt.keys),
       ...(rt.config.limits.perRecipient ? { perRecipient: rt.config.limits.perRecipient } : {}),
       route: (name: string) => routeLimits.get(name),
+    },
+    documents: {
+      state: rt.documents,
+      store: rt.documentStore,
+      maxAttachmentBytes: docs.maxAttachmentBytes,
+      waitPollMs: docs.waitPollMs,
+      link: async (storeKey: string) => {
+        linkSecret ??= documentLinkSecret(rt.redis, rt.keys, docs.links.secret);
+        const secret = await linkSecret.catch((err: unknown) => {
+          linkSecret = undefined;
+          throw err;
+        });
+        const expiresAt = Date.now() + docs.links.ttlSeconds * 1000;
+        return { url: signDocumentLink({ baseUrl: docs.links.baseUrl, storeKey, expiresAt, secret }), expiresAt: new Date(expiresAt).toISOString() };
+      },
     },
     workerId: rt.workerId,
     logger,
@@ -105,7 +123,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
         { operationKey: parsed.data.operationKey, messageKey: parsed.data.messageKey, jobId: job.id, jobAttempt: job.attemptsMade, channel: parsed.data.channel, outcome },
         `delivery ${outcome.kind}`,
       );
-      if (outcome.kind === 'retry' || outcome.kind === 'conflict') {
+      if (outcome.kind === 'retry' || outcome.kind === 'conflict' || outcome.kind === 'waiting') {
         await job.moveToDelayed(Date.now() + outcome.delayMs, token);
         throw new DelayedError();
       }

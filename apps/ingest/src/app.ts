@@ -15,10 +15,12 @@ export interface IngestAppOptions {
   ready: ReadinessCheck;
   /** Provider-specific inbound formats, mounted at `/v1/mail/inbound` (`/:provider`). */
   providerWebhooks?: Router;
+  /** Signed document links, mounted at `/v1/documents`. */
+  documents?: Router;
 }
 
 /** The ingest HTTP API (docs/contract.md "Ingest HTTP API"). */
-export function createIngestApp({ ctx, registry, ready, providerWebhooks }: IngestAppOptions): express.Express {
+export function createIngestApp({ ctx, registry, ready, providerWebhooks, documents }: IngestAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
 
@@ -70,6 +72,7 @@ export function createIngestApp({ ctx, registry, ready, providerWebhooks }: Inge
   app.use('/v1/events', guarded, eventsRouter(ctx));
   // Provider formats keep their providers' own authentication (signatures, basic auth, URL tokens).
   if (providerWebhooks) app.use('/v1/mail/inbound', providerWebhooks);
+  if (documents) app.use('/v1/documents', documents);
   app.use('/v1/mail/inbound', guarded, rawMailRouter(ctx));
 
   app.use((req, res) => sendError(res, 404, 'NOT_FOUND', `no route for ${req.method} ${req.path}`));

@@ -1,8 +1,9 @@
 import type { Router } from 'express';
 import { MessageStore } from '@singleshot/store';
 import { listen } from '@singleshot/http';
-import { defaultReady, type RunningWorker } from '@singleshot/runtime';
+import { defaultReady, documentLinkSecret, type RunningWorker } from '@singleshot/runtime';
 import { createIngestApp } from './app';
+import { documentsRouter } from './routes/documents';
 import type { IngestContext, IngestRuntime } from './context';
 import { acceptMail } from './mail-intake';
 import { startMailboxPollers } from './mailbox-pollers';
@@ -85,11 +86,21 @@ export async function startIngest(
 ): Promise<IngestApp> {
   const host = resolveIngestHost(rt.config.ingest, options.host);
   const ctx = ingestContext(rt);
+  // Read once per process (the key never changes); a failed read is retried on the next download.
+  let linkSecret: Promise<string> | undefined;
   const app = createIngestApp({
     ctx,
     registry: rt.metrics.registry,
     ready: () => defaultReady({ redis: rt.producer }, options.workers),
     providerWebhooks: (options.providerWebhooks ?? webhooksFor(rt))(ctx),
+    documents: documentsRouter({
+      store: rt.documentStore,
+      secret: () => (linkSecret ??= documentLinkSecret(rt.redis, rt.keys, rt.config.documents.links.secret).catch((err: unknown) => {
+        linkSecret = undefined;
+        throw err;
+      })),
+      logger: rt.logger,
+    }),
   });
   const { ingest } = rt.config;
   const server = await listen(app, options.port ?? ingest.port, host, ingest);

@@ -11,8 +11,18 @@ export const ENV_OVERRIDES: ReadonlyArray<{ variable: string; paths: ReadonlyArr
     paths: [
       ['decision', 'metricsPort'],
       ['delivery', 'metricsPort'],
+      ['documents', 'metricsPort'],
     ],
     numeric: true,
+  },
+  {
+    variable: 'METRICS_HOST',
+    paths: [
+      ['decision', 'metricsHost'],
+      ['delivery', 'metricsHost'],
+      ['documents', 'metricsHost'],
+    ],
+    numeric: false,
   },
 ];
 

@@ -7,6 +7,8 @@ export * from './providers/sendgrid-schema';
 export * from './providers/twilio-schema';
 export * from './providers/slack-schema';
 export * from './route-schema';
+export * from './document-schema';
+export * from './template-files';
 export * from './mailbox-schema';
 export type { RateLimitConfig } from './primitives';
 export * from './defaults';

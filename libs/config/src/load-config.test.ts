@@ -61,7 +61,8 @@ describe('loadConfig', () => {
     expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', keyPrefix: 'ss', shards: 16, checkOnStart: true });
     expect(config.log.level).toBe('info');
     expect(config.dashboard).toEqual({ port: 3000, host: '127.0.0.1', allowAnonymous: false, tokenPath: '.singleshot/dashboard-token', allowedOrigins: [] });
-    expect(config.decision).toEqual({ concurrency: 16, metricsPort: 9464 });
+    expect(config.decision).toEqual({ concurrency: 16, metricsPort: 9464, metricsHost: '127.0.0.1' });
+    expect(config.delivery.metricsHost).toBe('127.0.0.1');
     expect(config.delivery.metricsPort).toBe(9465);
     expect(config.providers).toEqual({ log: [{ type: 'log', name: 'log', path: './.singleshot/notifications.ndjson' }] });
     expect(config.routes.map((r) => [r.name, r.action, r.recipients])).toEqual([
@@ -168,6 +169,7 @@ describe('loadConfig', () => {
       DASHBOARD_PORT: '9091',
       LOG_LEVEL: 'debug',
       METRICS_PORT: '0',
+      METRICS_HOST: '0.0.0.0',
     };
     const { config } = loadConfig({ file: FIXTURE, env });
     expect(config.redis.url).toBe('rediss://cache.internal:6380');
@@ -176,6 +178,8 @@ describe('loadConfig', () => {
     expect(config.log.level).toBe('debug');
     expect(config.decision.metricsPort).toBe(0);
     expect(config.delivery.metricsPort).toBe(0);
+    expect(config.decision.metricsHost).toBe('0.0.0.0');
+    expect(config.delivery.metricsHost).toBe('0.0.0.0');
 
     const err = catchConfigError(() => parseConfig({}, { PORT: 'eighty', LOG_LEVEL: 'loud' }));
     expect(err.issues.map((i) => i.path).sort()).toEqual(['ingest.port', 'log.level']);

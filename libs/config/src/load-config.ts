@@ -10,6 +10,7 @@ import { isRawObject } from './raw';
 import { configSchema, type Config } from './schema';
 import { resolveSecretEnv } from './secret-env';
 import { resolveSecretFiles } from './secret-files';
+import { resolveTemplateFiles } from './template-files';
 
 export const DEFAULT_CONFIG_FILE = 'singleshot.config.yaml';
 
@@ -61,6 +62,7 @@ export function parseConfig(input: unknown, env: NodeJS.ProcessEnv = {}, options
 
   const envOrigins = applyEnvOverrides(raw, env);
   const issues: ConfigIssue[] = [...resolveSecretFiles(raw, options.baseDir ?? process.cwd()), ...resolveSecretEnv(raw, env)];
+  issues.push(...resolveTemplateFiles(raw, options.baseDir ?? process.cwd()));
   // An unreadable `passwordFile` also leaves `password` unset; report the cause only.
   const explained = new Set(issues.map((issue) => issue.path.replace(/(File|Env)$/, '')));
   const result = configSchema.safeParse(raw);

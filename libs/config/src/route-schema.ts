@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseAction } from '@singleshot/core';
 import { identifier, nonEmpty, rateLimitSchema, regexSource } from './primitives';
+import { routeDocumentSchema } from './document-schema';
 
 /**
  * What a route matches. Every given field must match (AND); an empty match
@@ -45,16 +46,31 @@ export const recipientsSchema = z.union([
 ]);
 
 /**
- * A `{{path}}` template (see renderTemplate in @singleshot/core). Context keys:
+ * Handlebars templates (`{{path}}` as before; helpers `date`, `money`, `list`,
+ * `sum`, `multiply`, `json`, `default`). Context keys:
  * - events: `source`, `type`, `id`, `data` (so `{{data.orderId}}`), `recipients`;
  * - mail: `mail.from`, `mail.to`, `mail.subject`, `mail.date`, `mail.excerpt`,
  *   `mail.mailbox`, and `owner` (the mailbox owner's address).
- * A missing value renders as the empty string.
+ * A missing value renders as the empty string. `subject` and `text` render
+ * values as they are; `html` escapes them. Bodies may live in files (paths
+ * relative to the config file, read and compiled once at start): `textFile`,
+ * `htmlFile`, or `mjmlFile` (MJML compiled to responsive HTML). Email with an
+ * HTML body goes out as multipart text + HTML.
  */
-export const templateSchema = z.strictObject({
-  subject: z.string().default(''),
-  text: z.string().default(''),
-});
+export const templateSchema = z
+  .strictObject({
+    subject: z.string().default(''),
+    text: z.string().default(''),
+    html: z.string().optional(),
+    textFile: nonEmpty.optional(),
+    htmlFile: nonEmpty.optional(),
+    mjmlFile: nonEmpty.optional(),
+  })
+  .superRefine((t, ctx) => {
+    const html = [t.html !== undefined && 'html', t.htmlFile && 'htmlFile', t.mjmlFile && 'mjmlFile'].filter(Boolean);
+    if (html.length > 1) ctx.addIssue({ code: 'custom', message: `give one of html, htmlFile, mjmlFile (got ${html.join(', ')})` });
+    if (t.textFile && t.text !== '') ctx.addIssue({ code: 'custom', path: ['textFile'], message: 'give either text or textFile, not both' });
+  });
 
 /**
  * One routing rule. Routes are NOT first-match: every route whose `match`
@@ -78,6 +94,8 @@ export const routeSchema = z
     template: templateSchema.prefault({}),
     /** Per-route rate limit, per recipient. Over the limit → `suppressed` (reason `rate_limit`). */
     limit: rateLimitSchema.optional(),
+    /** Documents every notification of this route needs first (see document-schema.ts). */
+    documents: z.array(routeDocumentSchema).default([]),
   })
   .transform((route) => ({
     ...route,

@@ -4,6 +4,7 @@ import { listenPort, nonEmpty, nonNegativeInt, positiveInt, rateLimitSchema } fr
 import { ingestSchema } from './ingest-schema';
 import { providersSchema } from './provider-schema';
 import { routeSchema } from './route-schema';
+import { documentsSchema } from './document-schema';
 
 /**
  * The config file (docs/contract.md "Config file"). Every section is optional and
@@ -84,6 +85,12 @@ export const decisionSchema = z.strictObject({
   concurrency: positiveInt.default(16),
   /** Health/metrics server port; `METRICS_PORT` overrides it, `0` picks a free one. */
   metricsPort: listenPort.default(9464),
+  /**
+   * Address of the health/metrics server. Loopback by default: `/metrics` is
+   * unauthenticated, so opening it (`0.0.0.0` for a Prometheus on another host
+   * or pod) is an explicit choice; `METRICS_HOST` overrides it.
+   */
+  metricsHost: nonEmpty.default('127.0.0.1'),
 });
 
 export const deliverySchema = z.strictObject({
@@ -113,6 +120,8 @@ export const deliverySchema = z.strictObject({
    */
   inDoubtPolicy: z.enum(['resend', 'dead']).default('resend'),
   metricsPort: listenPort.default(9465),
+  /** Address of the health/metrics server (see `decision.metricsHost`). */
+  metricsHost: nonEmpty.default('127.0.0.1'),
   /** Calls to one provider within an operation (5xx, 429, in doubt and then not found) before the channel falls back to its next provider. */
   providerAttempts: positiveInt.default(2),
   /** Circuit breaker per provider and process: opens after `failureThreshold` consecutive failures, lets one trial through after `cooldownMs`. */
@@ -187,6 +196,7 @@ export const configSchema = z.strictObject({
   limits: limitsSchema.prefault({}),
   retention: retentionSchema.prefault({}),
   webhooks: webhooksSchema.prefault({}),
+  documents: documentsSchema.prefault({}),
 });
 
 /** A validated config, with every default filled in. */

@@ -56,3 +56,12 @@ export function operationKey(input: {
   const { messageKey, action, recipient, channel } = input;
   return sha256Hex(`${messageKey}:${action.name}:${normalizeRecipient(recipient)}:${channel}:${action.version}`);
 }
+
+/**
+ * Document key: one document of one message, by name and version (a render
+ * operation's identity). Same message, same document, same version: same key,
+ * however many recipients need it and however often the event arrives.
+ */
+export function documentKey(input: { messageKey: string; name: string; version: string }): string {
+  return sha256Hex(`${input.messageKey}:document:${input.name}:${input.version}`);
+}

@@ -56,9 +56,47 @@ export interface DeliverJobData {
   channel: string;
   subject: string;
   text: string;
+  /** HTML body, when the route has one (email goes out as multipart text + HTML). */
+  html?: string;
+  /** Documents this operation needs before it may be sent (none: sent at once). */
+  documents?: DocumentRef[];
   data: Record<string, unknown>;
   firstArrivalAt: number;
 }
 
+/** A document an operation needs: which one, by its render operation's key. */
+export interface DocumentRef {
+  name: string;
+  documentKey: string;
+}
+
+/**
+ * One render job: generate one document of one message (jobId = document key).
+ * Everything the render needs is here, so a replay can run it again as it was.
+ */
+export interface RenderJobData {
+  documentKey: string;
+  messageKey: string;
+  route: string;
+  name: string;
+  version: string;
+  format: 'pdf';
+  /** The template context of the message (as for subject and text). */
+  context: Record<string, unknown>;
+  /** The message's first arrival (ms): the document's creation date, the same on every attempt. */
+  createdAt: number;
+  /** Operation keys waiting for this document (woken when it is stored or failed for good). */
+  dependents: string[];
+}
+
 /** An entry of the durable journal. */
-export type JournalType = 'sent' | 'in_doubt' | 'dead' | 'suppressed' | 'duplicate' | 'replayed';
+export type JournalType =
+  | 'sent'
+  | 'in_doubt'
+  | 'dead'
+  | 'suppressed'
+  | 'duplicate'
+  | 'replayed'
+  | 'document_stored'
+  | 'document_failed'
+  | 'document_replayed';

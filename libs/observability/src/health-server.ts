@@ -14,7 +14,7 @@ import {
 export interface HealthServerOptions {
   /** `0` picks a free port (returned and logged): several replicas can share a host. */
   port: number;
-  /** Default `0.0.0.0`, so the orchestrator's probes and Prometheus can reach it. */
+  /** Default `127.0.0.1`: `/metrics` is unauthenticated, so a wider address is the caller's explicit choice (config `metricsHost`). */
   host?: string;
   registry: Registry;
   ready: ReadinessCheck;
@@ -33,7 +33,7 @@ export interface HealthServer {
  * server of its own (decision, delivery). Resolves once listening.
  */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
-  const host = options.host ?? '0.0.0.0';
+  const host = options.host ?? '127.0.0.1';
   const routes: Record<string, HttpHandler> = {
     '/healthz': livenessHandler(),
     '/readyz': readinessHandler(options.ready, { timeoutMs: options.readyTimeoutMs, logger: options.logger }),

@@ -3,4 +3,5 @@ export * from './metrics';
 export type { SourceOptions } from './cached-source';
 export * from './http-handlers';
 export * from './health-server';
+export * from './document-metrics';
 export * from './openapi-common';

@@ -76,6 +76,11 @@ export interface Metrics {
   operationsWaiting: Gauge<'reason'>;
   /** Where `singleshot_operations_waiting` comes from (in memory, no I/O). */
   setWaitingSource(read: () => Record<string, number>): void;
+  /**
+   * Waiting counts kept in Redis (operations waiting for a document), added to
+   * the in-memory ones; read at scrape time and cached like the queue counts.
+   */
+  setStoredWaitingSource(fetch: () => Promise<Record<string, number>>, options?: SourceOptions): void;
 }
 
 // One Metrics per registry: in the embedded mode several apps share a process,
@@ -148,15 +153,19 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
   });
 
   let waitingSource: (() => Record<string, number>) | undefined;
+  let storedWaitingSource: (() => Promise<SourceResult<Record<string, number>>>) | undefined;
   const operationsWaiting = new Gauge<'reason'>({
     name: 'singleshot_operations_waiting',
-    help: 'Operations held back without a claim (not an attempt), by reason, in this delivery process; read at scrape time.',
+    help: 'Operations held back without a claim (not an attempt), by reason: breaker_open in this delivery process, document from Redis; read at scrape time.',
     labelNames: ['reason'],
     registers,
-    collect() {
-      if (!waitingSource) return;
+    async collect() {
+      if (!waitingSource && !storedWaitingSource) return;
+      const counts: Record<string, number> = { ...(waitingSource?.() ?? {}) };
+      const stored = storedWaitingSource ? await storedWaitingSource() : undefined;
+      if (stored?.ok) for (const [reason, n] of Object.entries(stored.value)) counts[reason] = (counts[reason] ?? 0) + n;
       this.reset();
-      for (const [reason, n] of Object.entries(waitingSource())) this.set({ reason }, n);
+      for (const [reason, n] of Object.entries(counts)) this.set({ reason }, n);
     },
   });
 
@@ -165,6 +174,9 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     operationsWaiting,
     setWaitingSource(read) {
       waitingSource = read;
+    },
+    setStoredWaitingSource(fetch, options) {
+      storedWaitingSource = cachedSource(fetch, options);
     },
     eventsReceived: counter('singleshot_events_received_total', 'Events and mails received, by source and result.', [
       'source',

@@ -86,6 +86,10 @@ export class HttpProvider implements Provider {
         subject: req.subject,
         text: req.text,
         data: req.data,
+        // Documents travel as time-limited links (never inline bytes in a webhook).
+        ...(req.documents?.length
+          ? { documents: req.documents.map(({ name, fileName, contentType, size, checksum, url, expiresAt }) => ({ name, fileName, contentType, size, checksum, url, expiresAt })) }
+          : {}),
       });
     } catch (err) {
       throw new PermanentError(`payload cannot be serialized: ${String(err)}`, 'INVALID_PAYLOAD', { cause: err });

@@ -15,7 +15,35 @@ export interface SendRequest {
   channel: string;
   subject: string;
   text: string;
+  /** HTML body; email then goes out as multipart text + HTML. */
+  html?: string;
+  /** Files to attach (email); other channels get `documents` links instead. */
+  attachments?: Attachment[];
+  /** The operation's documents, each with a time-limited link (webhook payloads carry these). */
+  documents?: DocumentLink[];
   data: Record<string, unknown>;
+}
+
+/** A generated document attached to an email. */
+export interface Attachment {
+  fileName: string;
+  contentType: string;
+  content: Buffer;
+}
+
+/** A generated document as a link (too large to attach, or a channel without attachments). */
+export interface DocumentLink {
+  name: string;
+  fileName: string;
+  contentType: string;
+  size: number;
+  /** sha256 hex of the bytes. */
+  checksum: string;
+  /** Time-limited signed URL. */
+  url: string;
+  expiresAt: string;
+  /** True when the file is attached to this message too. */
+  attached: boolean;
 }
 
 export interface CallContext {

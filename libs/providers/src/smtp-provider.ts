@@ -101,7 +101,11 @@ export class SmtpProvider implements Provider {
         from: this.options.from,
         to: req.recipient,
         subject: req.subject,
-        text: req.text,
+        text: withDocumentLinks(req),
+        ...(req.html !== undefined ? { html: req.html } : {}),
+        ...(req.attachments?.length
+          ? { attachments: req.attachments.map((a) => ({ filename: a.fileName, contentType: a.contentType, content: a.content })) }
+          : {}),
         messageId,
         headers: { [OPERATION_HEADER]: req.operationKey },
         // The content is ours, never a path or URL to fetch.
@@ -205,4 +209,12 @@ export class SmtpProvider implements Provider {
     const message = err instanceof Error ? err.message : String(err);
     return errorFor(verdict, `${this.name}: SMTP failed during ${phase} (${code}: ${message})`, code, { cause: err });
   }
+}
+
+/** The text body, with a link line for each document too large to attach. */
+function withDocumentLinks(req: SendRequest): string {
+  const links = (req.documents ?? []).filter((d) => !d.attached);
+  if (links.length === 0) return req.text;
+  const lines = links.map((d) => `${d.fileName}: ${d.url} (link valid until ${d.expiresAt})`);
+  return `${req.text}\n\n${lines.join('\n')}`;
 }

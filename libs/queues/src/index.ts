@@ -4,4 +4,5 @@ export * from './queues';
 export * from './replay';
 export * from './replay-list';
 export * from './replay-requeue';
+export * from './replay-documents';
 export * from './dead-record';

@@ -4,6 +4,8 @@ export const QUEUES = {
   decide: 'decide',
   /** One job per operation (jobId = operation key): claim, send, commit. */
   deliver: 'deliver',
+  /** One job per document (jobId = document key): generate, store, wake the waiting deliveries. */
+  render: 'render',
   /** Dead operations with their full context; never processed, only listed and replayed. */
   dead: 'dead',
 } as const;

@@ -1,6 +1,6 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { DecideJobData, DeliverJobData } from '@singleshot/core';
+import type { DecideJobData, DeliverJobData, RenderJobData } from '@singleshot/core';
 import { QUEUES } from './names';
 import type { DeadJobData } from './schemas';
 
@@ -25,25 +25,37 @@ const DELIVER_OPTIONS: JobsOptions = {
   removeOnFail: { age: 7 * 86_400 },
 };
 
+// Like deliver jobs: the render worker schedules its own retries (attempts in
+// the document state); BullMQ attempts only cover infrastructure failures.
+const RENDER_OPTIONS: JobsOptions = {
+  attempts: 50,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 86_400 },
+};
+
 export interface Queues {
   decide: Queue<DecideJobData>;
   deliver: Queue<DeliverJobData>;
+  render: Queue<RenderJobData>;
   dead: Queue<DeadJobData>;
   close(): Promise<void>;
 }
 
-/** Opens the three queues on one connection with the given BullMQ prefix. */
+/** Opens the queues on one connection with the given BullMQ prefix. */
 export function openQueues(connection: Redis, prefix: string): Queues {
   const decide = new Queue<DecideJobData>(QUEUES.decide, { connection, prefix });
   const deliver = new Queue<DeliverJobData>(QUEUES.deliver, { connection, prefix });
   const dead = new Queue<DeadJobData>(QUEUES.dead, { connection, prefix });
-  for (const q of [decide, deliver, dead]) q.on('error', () => undefined);
+  const render = new Queue<RenderJobData>(QUEUES.render, { connection, prefix });
+  for (const q of [decide, deliver, dead, render]) q.on('error', () => undefined);
   return {
     decide,
     deliver,
+    render,
     dead,
     close: async () => {
-      await Promise.all([decide.close(), deliver.close(), dead.close()]);
+      await Promise.all([decide.close(), deliver.close(), dead.close(), render.close()]);
     },
   };
 }
@@ -81,4 +93,16 @@ export async function enqueueDeliveries(queue: Queue<DeliverJobData>, jobs: Deli
  */
 export async function addDead(queue: Queue<DeadJobData>, record: DeadJobData): Promise<void> {
   await queue.add('dead', record, { jobId: record.operationKey, removeOnComplete: false, removeOnFail: false });
+}
+
+/**
+ * Adds render jobs; jobId = document key, so a redelivered decision (or two
+ * decisions racing) adds each document's job once. `round` > 0 (a replay)
+ * gives a fresh job id: the old job of that document may still be kept.
+ */
+export async function enqueueRenders(queue: Queue<RenderJobData>, jobs: RenderJobData[], round = 0): Promise<void> {
+  if (jobs.length === 0) return;
+  await queue.addBulk(
+    jobs.map((data) => ({ name: 'render', data, opts: { ...RENDER_OPTIONS, jobId: round > 0 ? `${data.documentKey}-r${round}` : data.documentKey } })),
+  );
 }

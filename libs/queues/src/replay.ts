@@ -5,12 +5,13 @@ import type { Metrics } from '@singleshot/observability';
 import type { Queues } from './queues';
 import { deliverJobSchema } from './schemas';
 import { requeueDelivery, type RequeueResult } from './replay-requeue';
+import { regenerateDocuments } from './replay-documents';
 
 /** What a replay needs; a Runtime fits as it is. */
 export interface ReplayDeps {
   redis: Redis;
   keys: KeyBuilder;
-  queues: Pick<Queues, 'deliver' | 'dead'>;
+  queues: Pick<Queues, 'deliver' | 'dead'> & Partial<Pick<Queues, 'render'>>;
   retentionMs: number;
   metrics?: Pick<Metrics, 'replays'>;
   now?: () => number;
@@ -68,6 +69,10 @@ export async function replay(operationKey: string, who: ReplayBy, deps: ReplayDe
       if (!job) {
         // Cannot happen for operations claimed by this version (the claim keeps the job).
         throw new Error(`operation ${operationKey} was replayed but has no deliver job to enqueue; re-send its event`);
+      }
+      // A document that failed for good is made again (once, however many of its operations are replayed).
+      if (job.documents?.length && deps.queues.render) {
+        await regenerateDocuments(job, who.by, { ...deps, render: deps.queues.render });
       }
       const queued = await requeueDelivery(deps.queues.deliver, job, { promote: true, activeWaitMs: 5_000 });
       if (record) await deps.queues.dead.remove(operationKey);

@@ -47,8 +47,22 @@ export const deliverJobSchema = z.object({
   channel: z.string().min(1),
   subject: z.string(),
   text: z.string(),
+  html: z.string().optional(),
+  documents: z.array(z.object({ name: z.string().min(1), documentKey: hexKey })).optional(),
   data: z.record(z.string(), z.unknown()),
   firstArrivalAt: z.number().int().positive(),
+});
+
+export const renderJobSchema = z.object({
+  documentKey: hexKey,
+  messageKey: hexKey,
+  route: z.string().min(1),
+  name: z.string().min(1),
+  version: z.string().min(1),
+  format: z.literal('pdf'),
+  context: z.record(z.string(), z.unknown()),
+  createdAt: z.number().int().positive(),
+  dependents: z.array(hexKey),
 });
 
 export const attemptRecordSchema = z.object({

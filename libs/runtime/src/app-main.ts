@@ -20,20 +20,36 @@ export function loadConfigOrExit(file?: string): Config {
 }
 
 /**
+ * Creates the runtime, or exits with every template problem listed by path
+ * (templates are compiled at start; MJML can only be checked then).
+ */
+export async function createRuntimeOrExit(config: Config, options: { app: string }): Promise<Runtime> {
+  try {
+    return await createRuntime(config, options);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+/**
  * The `main.ts` of a worker app run alone (one container each): runtime,
- * the app, a health/metrics server on `metricsPort` (0 = free port, logged),
+ * the app, a health/metrics server on `metricsHost:metricsPort` (port 0 = free, logged),
  * graceful shutdown.
  */
 export async function runWorkerApp(
   app: string,
-  metricsPort: (config: Config) => number,
+  listenOn: (config: Config) => { port: number; host: string },
   start: (rt: Runtime) => { close(): Promise<void>; worker?: RunningWorker },
 ): Promise<void> {
   const config = loadConfigOrExit();
-  const rt = await createRuntime(config, { app });
+  const rt = await createRuntimeOrExit(config, { app });
   const instance = start(rt);
   const health: HealthServer = await startHealthServer({
-    port: metricsPort(config),
+    ...listenOn(config),
     registry: rt.metrics.registry,
     ready: () => defaultReady(rt, instance.worker ? { [app]: instance.worker } : {}),
     logger: rt.logger,

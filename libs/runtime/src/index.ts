@@ -1,3 +1,5 @@
 export * from './runtime';
 export * from './shutdown';
 export * from './app-main';
+export * from './route-templates';
+export * from './document-store-factory';

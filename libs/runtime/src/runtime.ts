@@ -2,8 +2,10 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Config } from '@singleshot/config';
-import { createLogger, createMetrics, type Logger, type Metrics } from '@singleshot/observability';
+import type { DocumentStore } from '@singleshot/documents';
+import { createDocumentMetrics, createLogger, createMetrics, type DocumentMetrics, type Logger, type Metrics } from '@singleshot/observability';
 import {
+  DocumentStateStore,
   KeyBuilder,
   JournalReader,
   MessageStore,
@@ -13,6 +15,8 @@ import {
   type ConnectionRole,
 } from '@singleshot/store';
 import { openQueues, type Queues } from '@singleshot/queues';
+import { createDocumentStore } from './document-store-factory';
+import { compileRouteTemplates, type RouteTemplates } from './route-templates';
 
 /**
  * The explicit dependency bag every app is built from (graphile-worker style):
@@ -32,6 +36,13 @@ export interface Runtime {
   operations: OperationStore;
   messages: MessageStore;
   journal: JournalReader;
+  /** Every route's templates, compiled once at start. */
+  templates: RouteTemplates;
+  /** Render operations (document state, lock, fence) and the waiting marks of operations. */
+  documents: DocumentStateStore;
+  /** Where generated documents are kept (filesystem or S3). */
+  documentStore: DocumentStore;
+  documentMetrics: DocumentMetrics;
   /** Queues on the `client` connection (decision and delivery enqueue here). */
   queues: Queues;
   /** Queues on the `producer` connection (ingest enqueues here). */
@@ -49,6 +60,8 @@ export function retentionMsOf(config: Config): number {
 }
 
 export async function createRuntime(config: Config, options: { app: string; logger?: Logger; metrics?: Metrics }): Promise<Runtime> {
+  // Before any connection: a broken template is a config error, and stops the start.
+  const templates = await compileRouteTemplates(config);
   const logger = options.logger ?? createLogger({ app: options.app, level: config.log.level });
   const metrics = options.metrics ?? createMetrics();
   const keys = new KeyBuilder(config.redis.keyPrefix, config.redis.shards);
@@ -94,13 +107,17 @@ export async function createRuntime(config: Config, options: { app: string; logg
   // Read on scrape (cached 2 s by the metrics lib), so a scrape storm cannot hammer Redis.
   metrics.setQueueSource(async () =>
     Promise.all(
-      [queues.decide, queues.deliver].map(async (q) => {
+      [queues.decide, queues.deliver, queues.render].map(async (q) => {
         const c = await q.getJobCounts('waiting', 'active', 'delayed', 'failed');
         return { queue: q.name, counts: { waiting: c.waiting ?? 0, active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0 } };
       }),
     ),
   );
   metrics.setDlqSource(async () => [{ queue: queues.dead.name, depth: await queues.dead.getWaitingCount() }]);
+  const documents = new DocumentStateStore(redis, keys, { retentionMs });
+  const documentMetrics = createDocumentMetrics(metrics.registry);
+  metrics.setStoredWaitingSource(async () => ({ document: await documents.waitingCount() }));
+  const documentStore = createDocumentStore(config.documents.store);
   return {
     config,
     logger,
@@ -111,13 +128,17 @@ export async function createRuntime(config: Config, options: { app: string; logg
     operations: new OperationStore(redis, keys, { retentionMs }),
     messages: new MessageStore(redis, keys, { retentionMs }),
     journal: new JournalReader(redis, keys),
+    templates,
+    documents,
+    documentStore,
+    documentMetrics,
     queues,
     producerQueues,
     connect,
     workerId: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     retentionMs,
     close: async () => {
-      await Promise.allSettled([queues.close(), producerQueues.close()]);
+      await Promise.allSettled([queues.close(), producerQueues.close(), documentStore.close()]);
       await Promise.allSettled(extra.map((c) => c.quit().catch(() => c.disconnect())));
     },
   };

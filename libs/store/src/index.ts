@@ -12,3 +12,4 @@ export * from './active-index';
 export * from './mutex';
 export * from './operation-replay';
 export * from './imap-cursor-store';
+export * from './document-state';

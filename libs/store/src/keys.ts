@@ -84,6 +84,34 @@ export class KeyBuilder {
     return Array.from({ length: this.shards }, (_, i) => this.suppressedIndex(i));
   }
 
+  /** Document (render operation) state hash: status, fence, attempts, checksum, store key. */
+  doc(documentKey: string): string {
+    return `${this.tagged(documentKey)}:doc:${documentKey}`;
+  }
+
+  /** Document lock: the current render fence token, with a PX lease. */
+  docLock(documentKey: string): string {
+    return `${this.tagged(documentKey)}:doclock:${documentKey}`;
+  }
+
+  /** Operations of one shard waiting for something (a document), scored by since when. */
+  waitingIndex(shard: number): string {
+    return `${this.prefix}:${shardTag(shard)}:waiting`;
+  }
+
+  waitingIndexOf(operationKey: string): string {
+    return this.waitingIndex(this.shard(operationKey));
+  }
+
+  allWaitingIndexes(): string[] {
+    return Array.from({ length: this.shards }, (_, i) => this.waitingIndex(i));
+  }
+
+  /** The HMAC key of document links when none is configured (generated once, SET NX). */
+  documentLinkSecret(): string {
+    return `${this.prefix}:documents:linksecret`;
+  }
+
   /** Held (SET NX PX) by the one delivery process whose recovery sweeper runs. */
   sweeperLock(): string {
     return `${this.prefix}:sweeper:lock`;

@@ -56,6 +56,11 @@ export interface OperationRecord {
   replays: number;
   replayedBy?: string;
   replayedAt?: number;
+  /** What it waits for before it may be sent (e.g. `document:purchase-order`), and since when. */
+  waitingFor?: string;
+  /** The key of what it waits for (the document key). */
+  waitingKey?: string;
+  waitingSince?: number;
   /** Set while it waits without a claim (every provider behind an open breaker): why, and until when. */
   waitingReason?: string;
   waitingUntil?: number;
@@ -105,6 +110,9 @@ export function decodeOperation(operationKey: string, h: Record<string, string>)
     replays: Number(h.replays ?? 0),
     replayedBy: str(h.replayedBy),
     replayedAt: num(h.replayedAt),
+    waitingFor: str(h.waitingFor),
+    waitingKey: str(h.waitingKey),
+    waitingSince: num(h.waitingSince),
     waitingReason: str(h.waitingReason),
     waitingUntil: num(h.waitingUntil),
     journalIds: h.journalIds ? h.journalIds.split(',') : [],

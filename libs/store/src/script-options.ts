@@ -38,6 +38,37 @@ export interface ScriptOptions {
     refundAttempt?: boolean;
     nextAttemptAt?: number;
   };
+  'doc-claim-3': { leaseMs: number; now: number; owner: string; retentionMs: number; messageKey: string };
+  'doc-commit-3': {
+    fence: string;
+    outcome: 'stored' | 'failed' | 'dead';
+    now: number;
+    retentionMs: number;
+    journalMinId: number;
+    documentKey: string;
+    name: string;
+    messageKey: string;
+    checksum?: string;
+    size?: number;
+    storeKey?: string;
+    fileName?: string;
+    contentType?: string;
+    errorCode?: string;
+    errorMessage?: string;
+    nextAttemptAt?: number;
+  };
+  'doc-replay-2': { now: number; by: string; journalMinId: number; documentKey: string };
+  'op-wait-2': {
+    mode: 'set' | 'clear';
+    operationKey: string;
+    now: number;
+    waitingFor?: string;
+    waitingKey?: string;
+    retentionMs?: number;
+    messageKey?: string;
+    recipient?: string;
+    channel?: string;
+  };
   'extend-lock-2': { fence: string; leaseMs: number; now: number };
   'imap-cursor-advance-1': { uidValidity: string; uid: number; now: number };
   'index-touch-1': { operationKey: string; dueAt: number };

@@ -2,7 +2,11 @@ import type { Redis } from 'ioredis';
 import { SingleshotError } from '@singleshot/core';
 import claim from './lua/claim-4.lua';
 import commit from './lua/commit-6.lua';
+import docClaim from './lua/doc-claim-3.lua';
+import docCommit from './lua/doc-commit-3.lua';
+import docReplay from './lua/doc-replay-2.lua';
 import extendLock from './lua/extend-lock-2.lua';
+import opWait from './lua/op-wait-2.lua';
 import imapCursorAdvance from './lua/imap-cursor-advance-1.lua';
 import indexTouch from './lua/index-touch-1.lua';
 import markWaiting from './lua/mark-waiting-1.lua';
@@ -24,7 +28,11 @@ export type { ScriptName, ScriptOptions } from './script-options';
 export const SCRIPTS: Record<ScriptName, string> = {
   'claim-4': claim,
   'commit-6': commit,
+  'doc-claim-3': docClaim,
+  'doc-commit-3': docCommit,
+  'doc-replay-2': docReplay,
   'extend-lock-2': extendLock,
+  'op-wait-2': opWait,
   'imap-cursor-advance-1': imapCursorAdvance,
   'index-touch-1': indexTouch,
   'mark-waiting-1': markWaiting,

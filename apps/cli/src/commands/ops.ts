@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { KeyBuilder, JournalReader, MessageStore, OperationStore } from '@singleshot/store';
+import { DocumentStateStore, KeyBuilder, JournalReader, MessageStore, OperationStore, type DocumentRecord } from '@singleshot/store';
 import { connectForCommand } from './queues';
 import { loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
 import { formatTime, printTable } from '../format';
@@ -7,7 +7,7 @@ import { formatTime, printTable } from '../format';
 /** Read-only access to the stores, for operator commands. */
 export async function withStores<T>(
   configFile: string | undefined,
-  fn: (s: { operations: OperationStore; messages: MessageStore; journal: JournalReader; keys: KeyBuilder }) => Promise<T>,
+  fn: (s: { operations: OperationStore; messages: MessageStore; journal: JournalReader; documents: DocumentStateStore; keys: KeyBuilder; attempts: number }) => Promise<T>,
 ): Promise<T> {
   const config = loadConfigOrExit(configFile);
   // With the config's password and TLS, and a clear error when Redis does not answer.
@@ -19,7 +19,9 @@ export async function withStores<T>(
       operations: new OperationStore(redis, keys, { retentionMs }),
       messages: new MessageStore(redis, keys, { retentionMs }),
       journal: new JournalReader(redis, keys),
+      documents: new DocumentStateStore(redis, keys, { retentionMs }),
       keys,
+      attempts: config.documents.attempts,
     });
   } finally {
     redis.disconnect();
@@ -34,11 +36,24 @@ export function registerOps(program: Command): void {
     .option('--config <file>', 'config file')
     .option('--json', 'print JSON')
     .action(async (key: string, opts: { config?: string; json?: boolean }) => {
-      await withStores(opts.config, async ({ operations, messages, journal }) => {
+      await withStores(opts.config, async ({ operations, messages, journal, documents, attempts }) => {
         let keysToShow = [key];
         const op = await operations.get(key);
         const message = op ? null : await messages.get(key);
         if (!op && message) keysToShow = message.operations;
+        const document = op || message ? null : await documents.get(key);
+        if (document) {
+          const entries = await journal.forOperation(key, document.journalIds);
+          if (opts.json) {
+            const { job: _job, ...rest } = document;
+            console.log(JSON.stringify({ document: rest, journal: entries }, null, 2));
+            return;
+          }
+          console.log(`document ${key}`);
+          printTable(documentRows(document, attempts));
+          if (entries.length) printTable(entries.map((e) => [e.id, e.type, e.fields.by ?? e.fields.err ?? '']));
+          return;
+        }
         if (!op && !message) {
           console.error(`no operation or message with key ${key} (kept for the retention period)`);
           process.exitCode = 4;
@@ -48,8 +63,12 @@ export function registerOps(program: Command): void {
         for (const k of keysToShow) {
           const record = await operations.get(k);
           if (!record) continue;
-          const [history, entries] = await Promise.all([operations.history(k), journal.forOperation(k, record.journalIds)]);
-          shown.push({ operation: record, history, journal: entries });
+          const [history, entries, waitingOn] = await Promise.all([
+            operations.history(k),
+            journal.forOperation(k, record.journalIds),
+            record.waitingKey ? documents.get(record.waitingKey) : Promise.resolve(null),
+          ]);
+          shown.push({ operation: record, history, journal: entries, ...(waitingOn ? { document: withoutJob(waitingOn) } : {}) });
         }
         if (opts.json) {
           console.log(JSON.stringify(message ? { message, operations: shown } : shown[0], null, 2));
@@ -58,10 +77,10 @@ export function registerOps(program: Command): void {
         if (message) {
           console.log(`message ${message.messageKey}: ${message.arrivals} arrival(s) via ${Object.entries(message.via).map(([v, n]) => `${v}×${n}`).join(', ')}; first ${formatTime(message.firstArrivalAt)}`);
         }
-        for (const { operation, history, journal: entries } of shown) {
+        for (const { operation, history, journal: entries, document: waitingOn } of shown) {
           console.log(`\noperation ${operation.operationKey}`);
           printTable([
-            ['status', operation.status],
+            ['status', operation.waitingFor ? `${operation.status}, waiting for ${operation.waitingFor} since ${formatTime(operation.waitingSince)}` : operation.status],
             ['recipient', `${operation.recipient ?? ''} (${operation.channel ?? ''})`],
             ['message', operation.messageKey ?? ''],
             ['attempts', String(operation.attempts)],
@@ -73,6 +92,10 @@ export function registerOps(program: Command): void {
             ['updated', formatTime(operation.updatedAt)],
             ['waiting', operation.waitingReason ? `${operation.waitingReason} until ${formatTime(operation.waitingUntil)} (not an attempt)` : ''],
           ]);
+          if (waitingOn) {
+            console.log(`waiting for document ${waitingOn.documentKey}:`);
+            printTable(documentRows(waitingOn, attempts));
+          }
           if (history.length) {
             console.log('attempts:');
             printTable(history.map((h) => [formatTime(h.at), `#${h.attempt}`, h.outcome, h.provider ?? '', h.externalId ?? h.errorCode ?? '', h.note ?? '']));
@@ -84,4 +107,21 @@ export function registerOps(program: Command): void {
         }
       });
     });
+}
+
+function withoutJob(doc: DocumentRecord): Omit<DocumentRecord, 'job'> {
+  const { job: _job, ...rest } = doc;
+  return rest;
+}
+
+/** A document's render state as table rows: status, attempts of the budget, last error, next attempt, checksum. */
+function documentRows(doc: DocumentRecord, attempts: number): string[][] {
+  return [
+    ['document status', doc.status],
+    ['render attempts', `${doc.attempts} of ${attempts}`],
+    ['last error', doc.lastErrorCode ? `${doc.lastErrorCode}: ${doc.lastError ?? ''}` : ''],
+    ['next attempt', doc.status === 'failed' ? formatTime(doc.nextAttemptAt) : ''],
+    ['checksum', doc.stored?.checksum ?? ''],
+    ['file', doc.stored ? `${doc.stored.fileName} (${doc.stored.size} bytes)` : ''],
+  ];
 }

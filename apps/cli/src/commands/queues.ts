@@ -49,7 +49,7 @@ export async function connectForCommand(config: Config, role: 'client' | 'worker
 export function registerQueues(program: Command): void {
   program
     .command('queues')
-    .description('jobs per queue and state (decide, deliver, dead)')
+    .description('jobs per queue and state (decide, deliver, render, dead)')
     .option('--config <file>', 'config file')
     .option('--json', 'print JSON')
     .action(async (opts: { config?: string; json?: boolean }) => {
@@ -59,7 +59,7 @@ export function registerQueues(program: Command): void {
       const queues = openQueues(redis, keys.queuePrefix);
       try {
         const rows: QueueCountsRow[] = await Promise.all(
-          [queues.decide, queues.deliver, queues.dead].map(async (q) => {
+          [queues.decide, queues.deliver, queues.render, queues.dead].map(async (q) => {
             const [c, paused] = await Promise.all([q.getJobCounts(...QUEUE_STATES), q.isPaused()]);
             return { queue: q.name, counts: Object.fromEntries(QUEUE_STATES.map((s) => [s, c[s] ?? 0])) as Record<QueueState, number>, paused };
           }),

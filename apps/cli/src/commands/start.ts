@@ -4,7 +4,7 @@ import { createLogger } from '@singleshot/observability';
 import { SingleshotError } from '@singleshot/core';
 import { DashboardStartError, checkDashboardConfig } from '@singleshot/dashboard';
 import { IngestStartError, checkIngestConfig } from '@singleshot/ingest';
-import { createRuntime, loadConfigOrExit, onShutdown } from '@singleshot/runtime';
+import { createRuntimeOrExit, loadConfigOrExit, onShutdown } from '@singleshot/runtime';
 import { NoRedisError, redisAnswers, startEmbeddedRedis, type EmbeddedRedis } from '../embedded-redis';
 import { APP_NAMES, runApps, type AppName } from '../run-apps';
 import { appGroups, stopWhenSupervisorGoes, superviseApps } from '../supervise';
@@ -90,7 +90,7 @@ export async function startCommand(opts: { only?: string; config?: string; proce
     return;
   }
   stopWhenSupervisorGoes();
-  const rt = await createRuntime(config, { app: 'singleshot' });
+  const rt = await createRuntimeOrExit(config, { app: 'singleshot' });
   if (embedded) rt.logger.info({ redis: embedded.url, dir: embedded.dir }, 'started an embedded redis-server (AOF on)');
   // Alone in its process, delivery serves health and metrics on its own port.
   const apps = await runApps(rt, only, only.length === 1 && only[0] === 'delivery' ? { metricsPort: rt.config.delivery.metricsPort } : {});

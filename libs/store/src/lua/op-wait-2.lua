@@ -1,0 +1,37 @@
+--[[
+  Marks an operation as waiting (for its document) or clears the mark, so the
+  wait is visible: `ops show`, the waiting gauge, the dashboard. The mark is
+  never an attempt: the attempt counter is not touched.
+
+  Input:
+    KEYS[1] operation state hash
+    KEYS[2] waiting index of the operation's shard (sorted set, score = since)
+
+    ARGV[1] options (JSON, 'op-wait-2' in script-options.ts):
+      mode          set | clear
+      operationKey
+      now           ms
+      waitingFor    what it waits for (e.g. `document:purchase-order`), set only
+      waitingKey    the key of what it waits for (the document key), set only
+      retentionMs   state expiry, set only
+      messageKey, recipient, channel   set only (an operation never claimed yet)
+
+  Output:
+    1 when the mark changed, 0 otherwise (terminal operations are never marked)
+]]
+local o = cjson.decode(ARGV[1])
+local opKey, indexKey = KEYS[1], KEYS[2]
+if o.mode == 'clear' then
+  redis.call('HDEL', opKey, 'waitingFor', 'waitingKey', 'waitingSince')
+  return redis.call('ZREM', indexKey, o.operationKey)
+end
+local status = redis.call('HGET', opKey, 'status')
+if status == 'sent' or status == 'dead' or status == 'suppressed' then return 0 end
+if redis.call('HGET', opKey, 'waitingFor') == o.waitingFor then return 0 end
+redis.call('HSET', opKey, 'waitingFor', o.waitingFor, 'waitingKey', o.waitingKey, 'waitingSince', o.now, 'updatedAt', o.now)
+if not status then
+  redis.call('HSET', opKey, 'status', 'pending', 'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel)
+end
+redis.call('PEXPIRE', opKey, o.retentionMs)
+redis.call('ZADD', indexKey, 'NX', o.now, o.operationKey)
+return 1

@@ -1,0 +1,3 @@
+export * from './engine';
+export * from './helpers';
+export * from './mjml';
