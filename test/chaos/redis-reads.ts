@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import type { KeyBuilder } from '@singleshot/store';
 import type { OperationState } from './checker';
 
@@ -9,7 +9,7 @@ import type { OperationState } from './checker';
 const CHUNK = 1000;
 
 /** Status, last change, external id and reason of each operation (null: no op hash). */
-export async function readStates(redis: Redis, keys: KeyBuilder, operationKeys: string[]): Promise<Map<string, OperationState | null>> {
+export async function readStates(redis: RedisClient, keys: KeyBuilder, operationKeys: string[]): Promise<Map<string, OperationState | null>> {
   const out = new Map<string, OperationState | null>();
   for (let i = 0; i < operationKeys.length; i += CHUNK) {
     const chunk = operationKeys.slice(i, i + CHUNK);
@@ -38,7 +38,7 @@ export async function readStates(redis: Redis, keys: KeyBuilder, operationKeys: 
 }
 
 /** How many of these operations are not yet sent, dead or suppressed. */
-export async function countNotTerminal(redis: Redis, keys: KeyBuilder, operationKeys: string[]): Promise<number> {
+export async function countNotTerminal(redis: RedisClient, keys: KeyBuilder, operationKeys: string[]): Promise<number> {
   let open = 0;
   for (let i = 0; i < operationKeys.length; i += CHUNK) {
     const pipeline = redis.pipeline();
@@ -57,7 +57,7 @@ export async function countNotTerminal(redis: Redis, keys: KeyBuilder, operation
  * KeyBuilder.lock with any shard tag; SCAN is bounded so a large keyspace
  * cannot stall the fault timeline.
  */
-export async function lockHolderPids(redis: Redis, keys: KeyBuilder, maxScans = 30): Promise<number[]> {
+export async function lockHolderPids(redis: RedisClient, keys: KeyBuilder, maxScans = 30): Promise<number[]> {
   const locks: string[] = [];
   let cursor = '0';
   for (let i = 0; i < maxScans; i++) {
@@ -92,7 +92,7 @@ export interface JournalScan {
 }
 
 /** Reads every shard's journal once, in pages. */
-export async function scanJournal(redis: Redis, keys: KeyBuilder): Promise<JournalScan> {
+export async function scanJournal(redis: RedisClient, keys: KeyBuilder): Promise<JournalScan> {
   const scan: JournalScan = { inDoubtByCode: {}, terminal: new Map() };
   for (const stream of keys.allJournals()) {
     let start = '-';

@@ -74,7 +74,7 @@ describe('regression: a claim reply read after a pause (chaos seed 4)', () => {
     const job = deliverJob('stale-claim-reply', { recipient: 'stale@example.com' });
     const key = job.operationKey;
     proxy.set({ kind: 'latency', delayMs: 700 });
-    await enqueueDeliveries(rt.queues.deliver, [job]);
+    await enqueueDeliveries(rt.queues, [job]);
     // Redis ran A's claim; its answer is still on the way.
     await waitUntil(async () => (await rt.operations.get(key))?.status === 'sending', 'the claim to run', { intervalMs: 5, timeoutMs: 30_000 });
     a.signal('SIGSTOP');

@@ -5,13 +5,14 @@ import type { Runtime } from '@singleshot/runtime';
 import {
   spawnApps,
   startHttpSink,
-  startTestRedis,
+  startTestBackend,
+  testBackendKind,
   testConfig,
   waitUntil,
   writeConfigFile,
   type AppProcess,
   type HttpSink,
-  type TestRedis,
+  type TestBackend,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
 import { deliverJob } from '@singleshot/test-jobs';
@@ -21,7 +22,7 @@ import { deliverJob } from '@singleshot/test-jobs';
 // operation key; workers are real OS processes running `singleshot start --only delivery`.
 const LEASE_MS = 2000;
 
-let redis: TestRedis;
+let redis: TestBackend;
 let sink: HttpSink;
 let rt: Runtime;
 let configFile: string;
@@ -44,10 +45,10 @@ const journalTypes = async (key: string) => {
 };
 
 beforeAll(async () => {
-  redis = await startTestRedis();
+  redis = await startTestBackend();
   sink = await startHttpSink();
   const config = testConfig({
-    redisUrl: redis.url,
+    ...redis.config,
     delivery: { leaseMs: LEASE_MS, attempts: 5, backoffMs: [100, 200, 400], concurrency: 1, metricsPort: 0 },
     routes: [{ name: 'test', match: {}, action: 'notify', channel: 'webhook' }],
     providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 10_000 }] },
@@ -71,7 +72,7 @@ afterAll(async () => {
   cleanup?.();
 });
 
-describe('delivery under faults', () => {
+describe(`delivery under faults (${testBackendKind()} Redis)`, () => {
   it('two worker processes racing on one operation: one send, the conflict counted, the loser retries', async () => {
     // A long lease here: this case is about the lock, not about lease expiry, and
     // the held send must stay well inside its deadline on a loaded machine.
@@ -84,15 +85,15 @@ describe('delivery under faults', () => {
     sink.script({ delayMs: 3000, then: 'ok' });
     // Two jobs for one operation (say, a decide job redelivered after its deliver
     // job was removed): each process takes one, concurrency 1.
-    await rt.queues.deliver.add('deliver', data, { jobId: `${data.operationKey}-x` });
-    await rt.queues.deliver.add('deliver', data, { jobId: `${data.operationKey}-y` });
+    await rt.queues.deliverOf(data.operationKey).add('deliver', data, { jobId: `${data.operationKey}-x` });
+    await rt.queues.deliverOf(data.operationKey).add('deliver', data, { jobId: `${data.operationKey}-y` });
     const jobsDone = async () => {
-      const [x, y] = await Promise.all([rt.queues.deliver.getJob(`${data.operationKey}-x`), rt.queues.deliver.getJob(`${data.operationKey}-y`)]);
+      const [x, y] = await Promise.all([rt.queues.deliverOf(data.operationKey).getJob(`${data.operationKey}-x`), rt.queues.deliverOf(data.operationKey).getJob(`${data.operationKey}-y`)]);
       return (await x?.isCompleted()) && (await y?.isCompleted()) ? [x, y] : undefined;
     };
     await waitUntil(jobsDone, 'both jobs to complete', { timeoutMs: 60_000 });
     // Fetched again: a job object read before it completed carries no return value.
-    const [x, y] = await Promise.all([rt.queues.deliver.getJob(`${data.operationKey}-x`), rt.queues.deliver.getJob(`${data.operationKey}-y`)]);
+    const [x, y] = await Promise.all([rt.queues.deliverOf(data.operationKey).getJob(`${data.operationKey}-x`), rt.queues.deliverOf(data.operationKey).getJob(`${data.operationKey}-y`)]);
     expect(sink.countFor(data.operationKey)).toBe(1);
     const conflicts = (await a.metric('singleshot_lock_conflicts_total')) + (await b.metric('singleshot_lock_conflicts_total'));
     expect(conflicts).toBeGreaterThanOrEqual(1);
@@ -107,7 +108,7 @@ describe('delivery under faults', () => {
     await a.metricsPort();
     const data = job('sigkill');
     sink.script('hang'); // the first request never completes and is not accepted
-    await enqueueDeliveries(rt.queues.deliver, [data]);
+    await enqueueDeliveries(rt.queues, [data]);
     await waitUntil(async () => (await statusOf(data.operationKey)) === 'sending' && sink.countFor(data.operationKey) === 1, 'the claim and the first request');
     a.signal('SIGKILL');
     await a.exited();
@@ -127,7 +128,7 @@ describe('delivery under faults', () => {
     await a.metricsPort();
     const data = job('sigstop');
     sink.script({ delayMs: 500, then: 'ok' });
-    await enqueueDeliveries(rt.queues.deliver, [data]);
+    await enqueueDeliveries(rt.queues, [data]);
     await waitUntil(() => sink.countFor(data.operationKey) === 1, 'the first request');
     a.signal('SIGSTOP');
     const b = worker();
@@ -147,7 +148,7 @@ describe('delivery under faults', () => {
     worker();
     const data = job('drop');
     sink.script('accept-then-drop');
-    await enqueueDeliveries(rt.queues.deliver, [data]);
+    await enqueueDeliveries(rt.queues, [data]);
     await waitUntil(async () => (await statusOf(data.operationKey)) === 'sent', 'reconciliation', { timeoutMs: 60_000 });
     expect(sink.countFor(data.operationKey)).toBe(1);
     expect(await journalTypes(data.operationKey)).toEqual(['in_doubt', 'sent']);
@@ -160,7 +161,7 @@ describe('delivery under faults', () => {
     worker();
     const data = job('noid');
     sink.script('no-id');
-    await enqueueDeliveries(rt.queues.deliver, [data]);
+    await enqueueDeliveries(rt.queues, [data]);
     await waitUntil(async () => (await journalTypes(data.operationKey)).includes('sent'), 'the operation to settle', { timeoutMs: 60_000 });
     const record = await rt.operations.get(data.operationKey);
     const entries = await rt.journal.forOperation(data.operationKey, record!.journalIds);
@@ -174,7 +175,7 @@ describe('delivery under faults', () => {
     worker();
     const data = job('permanent');
     sink.script({ status: 422, body: { error: 'invalid recipient' } });
-    await enqueueDeliveries(rt.queues.deliver, [data]);
+    await enqueueDeliveries(rt.queues, [data]);
     const dead = await waitUntil(() => rt.queues.dead.getJob(data.operationKey), 'the DLQ record', { timeoutMs: 60_000 });
     expect(dead.data).toMatchObject({ operationKey: data.operationKey, reason: 'permanent', error: { code: 'HTTP_422' } });
     expect(dead.data.attempts).toHaveLength(1);

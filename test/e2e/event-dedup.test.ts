@@ -4,20 +4,21 @@ import type { Runtime } from '@singleshot/runtime';
 import {
   spawnApps,
   startHttpSink,
-  startTestRedis,
+  startTestBackend,
+  testBackendKind,
   testConfig,
   waitUntil,
   writeConfigFile,
   type AppProcess,
   type HttpSink,
-  type TestRedis,
+  type TestBackend,
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
 
 // The headline promise: the same business event posted many times, concurrently
 // and later, gives exactly one provider call and one `sent` journal entry.
-describe('one event, many arrivals', () => {
-  let redis: TestRedis;
+describe(`one event, many arrivals (${testBackendKind()} Redis)`, () => {
+  let redis: TestBackend;
   let sink: HttpSink;
   let fleet: AppProcess;
   let rt: Runtime;
@@ -25,10 +26,10 @@ describe('one event, many arrivals', () => {
   let cleanup: () => void;
 
   beforeAll(async () => {
-    redis = await startTestRedis();
+    redis = await startTestBackend();
     sink = await startHttpSink();
     const config = testConfig({
-      redisUrl: redis.url,
+      ...redis.config,
       routes: [{ name: 'orders', match: { source: 'shop', type: 'order.created' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { subject: 'Order {{data.orderId}}', text: 'Order {{data.orderId}} was created' } }],
       providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 2000 }] },
     });
@@ -69,7 +70,7 @@ describe('one event, many arrivals', () => {
     expect((await Promise.all(later.map((r) => r.json() as Promise<{ status: string }>))).map((b) => b.status)).toEqual(Array(5).fill('duplicate'));
 
     // Give a wrongly re-created job every chance to run before counting.
-    await waitUntil(async () => (await rt.queues.deliver.getJobCounts('waiting', 'active', 'delayed')).waiting === 0, 'queues to drain');
+    await waitUntil(async () => (await Promise.all(rt.queues.deliverAll.map((q) => q.getJobCounts('waiting')))).every((c) => c.waiting === 0), 'queues to drain');
     expect(sink.countFor(opKey)).toBe(1);
     expect(sink.requests).toHaveLength(1);
     const record = await rt.operations.get(opKey);

@@ -82,7 +82,7 @@ describe('fallback chain', () => {
     await a.down();
     const p = worker();
     const data = job('refused');
-    await enqueueDeliveries(rt.queues.deliver, [data]);
+    await enqueueDeliveries(rt.queues, [data]);
     await waitUntil(() => sentBy(data.operationKey), 'b to send', { timeoutMs: 60_000 });
     expect(await sentBy(data.operationKey)).toBe('b');
     expect(a.requests).toHaveLength(0);
@@ -95,7 +95,7 @@ describe('fallback chain', () => {
     worker();
     const data = job('503');
     a.scriptFor(data.recipient, { status: 503, body: { error: 'busy' } }, { status: 503, body: { error: 'busy' } });
-    await enqueueDeliveries(rt.queues.deliver, [data]);
+    await enqueueDeliveries(rt.queues, [data]);
     await waitUntil(() => sentBy(data.operationKey), 'the operation to be sent', { timeoutMs: 60_000 });
     expect(await sentBy(data.operationKey)).toBe('b');
     expect(a.countFor(data.operationKey)).toBe(2);
@@ -108,7 +108,7 @@ describe('fallback chain', () => {
     worker({ providerAttempts: 1 });
     const data = job('doubt');
     a.scriptFor(data.recipient, 'refuse');
-    await enqueueDeliveries(rt.queues.deliver, [data]);
+    await enqueueDeliveries(rt.queues, [data]);
     await waitUntil(() => sentBy(data.operationKey), 'the operation to be sent', { timeoutMs: 60_000 });
     expect(await sentBy(data.operationKey)).toBe('b');
     expect(a.lookups).toEqual([{ key: data.operationKey, found: false }]);
@@ -125,7 +125,7 @@ describe('fallback chain', () => {
     worker({ providerAttempts: 1 });
     const data = job('dropped');
     a.scriptFor(data.recipient, 'accept-then-drop');
-    await enqueueDeliveries(rt.queues.deliver, [data]);
+    await enqueueDeliveries(rt.queues, [data]);
     await waitUntil(() => sentBy(data.operationKey), 'the operation to be sent', { timeoutMs: 60_000 });
     expect(await sentBy(data.operationKey)).toBe('a');
     expect(b.requests).toHaveLength(0);
@@ -139,7 +139,7 @@ describe('circuit breaker', () => {
     const p = worker();
     const first = [job('breaker'), job('breaker'), job('breaker')];
     for (const data of first) {
-      await enqueueDeliveries(rt.queues.deliver, [data]);
+      await enqueueDeliveries(rt.queues, [data]);
       await waitUntil(() => sentBy(data.operationKey), 'b to send', { timeoutMs: 60_000 });
     }
     expect(await p.metric('singleshot_provider_breaker_state', { provider: 'a' })).toBe(2);
@@ -147,7 +147,7 @@ describe('circuit breaker', () => {
 
     // Open: skipped at once, without even a refused connection.
     const skipped = job('breaker');
-    await enqueueDeliveries(rt.queues.deliver, [skipped]);
+    await enqueueDeliveries(rt.queues, [skipped]);
     await waitUntil(() => sentBy(skipped.operationKey), 'b to send', { timeoutMs: 60_000 });
     expect(await steps(skipped.operationKey)).toEqual(['breaker_skip:a:BREAKER_OPEN', 'send:b:sent']);
 
@@ -155,7 +155,7 @@ describe('circuit breaker', () => {
     await a.up();
     await waitUntil(async () => (await p.metric('singleshot_provider_breaker_state', { provider: 'a' })) === 1, 'the breaker to half-open', { timeoutMs: 30_000 });
     const trial = job('breaker');
-    await enqueueDeliveries(rt.queues.deliver, [trial]);
+    await enqueueDeliveries(rt.queues, [trial]);
     await waitUntil(() => sentBy(trial.operationKey), 'the trial to be sent', { timeoutMs: 60_000 });
     expect(await sentBy(trial.operationKey)).toBe('a');
     expect(await p.metric('singleshot_provider_breaker_state', { provider: 'a' })).toBe(0);

@@ -76,10 +76,10 @@ describe('per-recipient limits', () => {
     const other = job('other', 'calm@example.com');
     // One after the other, so which one is over the limit is known.
     for (const data of jobs) {
-      await enqueueDeliveries(rt.queues.deliver, [data]);
+      await enqueueDeliveries(rt.queues, [data]);
       await waitUntil(() => settled([data.operationKey]), `${data.subject} to settle`, { timeoutMs: 60_000 });
     }
-    await enqueueDeliveries(rt.queues.deliver, [other]);
+    await enqueueDeliveries(rt.queues, [other]);
     await waitUntil(() => settled([other.operationKey]), 'the other recipient', { timeoutMs: 60_000 });
 
     const over = jobs[MAX] as DeliverJobData;
@@ -115,7 +115,7 @@ describe('per-recipient limits', () => {
 
     // The limit still holds for the next new operation.
     const next = job('limited-next', 'busy@example.com');
-    await enqueueDeliveries(rt.queues.deliver, [next]);
+    await enqueueDeliveries(rt.queues, [next]);
     await waitUntil(() => settled([next.operationKey]), 'the next operation', { timeoutMs: 60_000 });
     expect(await status(next.operationKey)).toBe('suppressed');
   });
@@ -125,7 +125,7 @@ describe('per-recipient limits', () => {
     const second = job('alert-2', 'ops@example.com', 'alerts');
     const plain = job('plain-1', 'ops@example.com');
     for (const data of [first, second, plain]) {
-      await enqueueDeliveries(rt.queues.deliver, [data]);
+      await enqueueDeliveries(rt.queues, [data]);
       await waitUntil(() => settled([data.operationKey]), `${data.subject} to settle`, { timeoutMs: 60_000 });
     }
     expect([await status(first.operationKey), await status(second.operationKey), await status(plain.operationKey)]).toEqual(['sent', 'suppressed', 'sent']);

@@ -55,7 +55,7 @@ const journal = async (key: string) => {
 
 async function killWith(data: DeliverJobData, ...behaviours: Parameters<HttpSink['scriptFor']>[1][]): Promise<void> {
   sink.scriptFor(data.recipient, ...behaviours);
-  await enqueueDeliveries(rt.queues.deliver, [data]);
+  await enqueueDeliveries(rt.queues, [data]);
   await waitUntil(() => rt.queues.dead.getJob(data.operationKey), `${data.recipient} in the DLQ`, { timeoutMs: 60_000 });
 }
 

@@ -102,7 +102,7 @@ describe('recovery sweeper', () => {
     await a.metricsPort();
     const data = job('lost-sending');
     sink.scriptFor(data.recipient, 'hang'); // never answers, never accepts
-    await enqueueDeliveries(rt.queues.deliver, [data]);
+    await enqueueDeliveries(rt.queues, [data]);
     await waitUntil(async () => (await status(data.operationKey)) === 'sending' && sink.countFor(data.operationKey) === 1, 'the claim and the first POST');
     a.signal('SIGKILL');
     await a.exited();

@@ -114,7 +114,7 @@ describe('SIGTERM during a send', () => {
     sink.scriptFor(inFlight.recipient, { delayMs: 1500, then: 'ok' });
     const a = worker();
     await a.metricsPort();
-    await enqueueDeliveries(rt.queues.deliver, [inFlight, queued]);
+    await enqueueDeliveries(rt.queues, [inFlight, queued]);
     await sink.waitFor((s) => s.requests.some((r) => r.idempotencyKey === inFlight.operationKey), { what: 'the first send to reach the provider' });
     expect(sink.accepted.has(inFlight.operationKey)).toBe(false);
 
@@ -147,7 +147,7 @@ describe('SIGTERM during a send', () => {
     sink.scriptFor(op.recipient, 'accept-then-hang');
     const a = worker();
     await a.metricsPort();
-    await enqueueDeliveries(rt.queues.deliver, [op]);
+    await enqueueDeliveries(rt.queues, [op]);
     await sink.waitFor((s) => s.accepted.has(op.operationKey), { what: 'the provider to accept the send' });
 
     a.signal('SIGTERM');
@@ -183,7 +183,7 @@ describe('SIGTERM during a send', () => {
       sink.scriptFor(op.recipient, 'refuse');
       const a = worker(written.file);
       await a.metricsPort();
-      await enqueueDeliveries(rt.queues.deliver, [op]);
+      await enqueueDeliveries(rt.queues, [op]);
       await waitUntil(() => gate.pending() > 0, 'the retry to be reconciling (lookup held)');
       expect((await rt.operations.get(op.operationKey))?.status).toBe('sending');
 

@@ -9,10 +9,11 @@ export const REPO_ROOT = resolve(__dirname, '../..');
 export const CLI_MAIN = join(REPO_ROOT, 'dist/apps/cli/main.js');
 
 /** A config for tests: fast lease and backoff, the given routes/providers. */
-export function testConfig(input: Record<string, unknown> & { redisUrl: string }): Record<string, unknown> {
-  const { redisUrl, ...rest } = input;
+export function testConfig(input: Record<string, unknown> & { redisUrl: string; redisCluster?: string[] }): Record<string, unknown> {
+  const { redisUrl, redisCluster, ...rest } = input;
   return {
-    redis: { url: redisUrl, keyPrefix: 'ss' },
+    // On a cluster: 64 shards and partitions (16 tags fall 8/4/4 on 3 masters, 64 fall 23/20/21), WAIT for 1 replica.
+    redis: { url: redisUrl, keyPrefix: 'ss', ...(redisCluster ? { shards: 64, partitions: 64, cluster: { nodes: redisCluster, waitReplicas: 1, waitTimeoutMs: 2000 } } : {}) },
     log: { level: process.env.TEST_LOG_LEVEL ?? 'warn' },
     ingest: { port: 0, host: '127.0.0.1' },
     decision: { metricsPort: 0, concurrency: 8 },

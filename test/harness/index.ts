@@ -6,6 +6,8 @@ export * from './fleet';
 export * from './fault-proxy';
 export * from './dovecot';
 export * from './mail-webhook-fixtures';
+export * from './redis-cluster';
+export * from './test-backend';
 export * from './s3-server';
 export * from './fake-provider-api';
 export * from './fake-provider-dialects';

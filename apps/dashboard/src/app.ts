@@ -14,7 +14,7 @@ import { originGuard } from './origin-guard';
 export interface DashboardAppOptions {
   api: AdminApiDeps;
   /** The queues Bull Board shows (every one, the DLQ included). */
-  queues: Pick<Queues, 'decide' | 'deliver' | 'dead'> & Partial<Pick<Queues, 'render'>>;
+  queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'deliverOf' | 'dead'> & Partial<Pick<Queues, 'render'>>;
   /** Undefined only for `dashboard.allowAnonymous` on loopback. */
   credentials: DashboardCredentials | undefined;
   /** Other origins allowed to send state-changing requests (a reverse proxy's public URL). */

@@ -1,3 +1,4 @@
+import type { Queue } from 'bullmq';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '@singleshot/observability';
 import { QUEUES, listDead, type Queues } from '@singleshot/queues';
@@ -7,7 +8,7 @@ import type { Replay, ReplayResult } from './replay';
 
 export interface BoardGuardDeps {
   /** The board's queues (decide, deliver, dead). */
-  queues: Pick<Queues, 'decide' | 'deliver' | 'dead'>;
+  queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'dead'>;
   replay: Replay;
   logger: Logger;
 }
@@ -47,7 +48,14 @@ const REFUSAL: Record<Exclude<ReplayResult, 'replayed'>, [number, string, string
  */
 export function boardGuard(deps: BoardGuardDeps): Router {
   const router = Router();
-  const ours = (req: Request) => OURS.has(String(req.params.queueName));
+  // Partition queues are named `decide-07`, `deliver-07` (plain names with one partition).
+  const byName = new Map<string, Queue>([...deps.queues.decideAll, ...deps.queues.deliverAll, deps.queues.dead].map((q) => [q.name, q]));
+  const baseOf = (req: Request) => {
+    const name = String(req.params.queueName);
+    if (!byName.has(name)) return undefined;
+    return OURS.has(name) ? name : name.replace(/-\d+$/, '');
+  };
+  const ours = (req: Request) => baseOf(req) !== undefined;
 
   router.use((req, res, next) => {
     if (req.method !== 'GET' && req.method !== 'HEAD' && req.path.startsWith('/api/')) {
@@ -100,7 +108,7 @@ export function boardGuard(deps: BoardGuardDeps): Router {
   for (const action of ['retry', 'promote'] as const) {
     router.put(`/api/queues/:queueName/:jobId/${action}`, async (req, res, next) => {
       if (req.params.queueName === QUEUES.dead) return replayFromBoard(req, res, next, false);
-      if (req.params.queueName === QUEUES.deliver) return replayFromBoard(req, res, next, true);
+      if (baseOf(req) === QUEUES.deliver) return replayFromBoard(req, res, next, true);
       next();
     });
   }
@@ -108,7 +116,7 @@ export function boardGuard(deps: BoardGuardDeps): Router {
   router.put('/api/queues/:queueName/:jobId/clean', async (req, res, next) => {
     if (!ours(req)) return next();
     const name = String(req.params.queueName);
-    const queue = name === QUEUES.decide ? deps.queues.decide : name === QUEUES.deliver ? deps.queues.deliver : undefined;
+    const queue = name === QUEUES.dead ? undefined : byName.get(name);
     const state = queue ? await (await queue.getJob(String(req.params.jobId)))?.getState() : undefined;
     if (state === 'completed') return next();
     forbidden('Removing a job that is not completed')(req, res, next);

@@ -13,15 +13,16 @@ export const BOARD_PATH = '/admin/queues';
  * jobs have no Retry button: re-running one is a no-op at best (its message or
  * operation is already done), and would only confuse.
  */
-export function boardRouter(queues: Pick<Queues, 'decide' | 'deliver' | 'dead'> & Partial<Pick<Queues, 'render'>>): Router {
+export function boardRouter(queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'dead'> & Partial<Pick<Queues, 'render'>>): Router {
   // BullMQAdapter's options type omits allowCompletedRetries, which the base adapter reads.
   const doneIsDone = { allowCompletedRetries: false } as Partial<QueueAdapterOptions>;
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(BOARD_PATH);
   createBullBoard({
     queues: [
-      new BullMQAdapter(queues.decide, { ...doneIsDone, description: 'One job per message (job id = message key): classify, route, fan out.' }),
-      new BullMQAdapter(queues.deliver, { ...doneIsDone, description: 'One job per operation (job id = operation key): claim, send, commit.' }),
+      // One entry per partition (named decide-07 … with several partitions).
+      ...queues.decideAll.map((q) => new BullMQAdapter(q, { ...doneIsDone, description: 'One job per message (job id = message key): classify, route, fan out.' })),
+      ...queues.deliverAll.map((q) => new BullMQAdapter(q, { ...doneIsDone, description: 'One job per operation (job id = operation key): claim, send, commit.' })),
       ...(queues.render
         ? [new BullMQAdapter(queues.render, { ...doneIsDone, description: 'One job per document (job id = document key): generate, store, wake the deliveries waiting for it.' })]
         : []),

@@ -41,7 +41,7 @@ const opKey = (id: string, recipient: string, channel: string) =>
 
 async function decideEvent(id: string, type: string, recipients: string[]): Promise<void> {
   const messageKey = eventMessageKey('shop', id);
-  await enqueueDecide(rt.queues.decide, { messageKey, firstArrivalAt: Date.now(), via: 'api', input: { kind: 'event', source: 'shop', eventId: id, type, recipients, data: {} } });
+  await enqueueDecide(rt.queues, { messageKey, firstArrivalAt: Date.now(), via: 'api', input: { kind: 'event', source: 'shop', eventId: id, type, recipients, data: {} } });
   await waitUntil(async () => {
     const job = await rt.queues.decide.getJob(messageKey);
     if (job?.failedReason) throw new Error(`decide failed: ${job.failedReason}`);
@@ -87,7 +87,7 @@ describe('recipients checked per channel at fan-out', () => {
     const deadKey = opKey('evt-again', evil, 'email');
     // The same message decided again (as after a lost ack): remove the completed job and re-add it.
     await (await rt.queues.decide.getJob(eventMessageKey('shop', 'evt-again')))?.remove();
-    await enqueueDecide(rt.queues.decide, { messageKey: eventMessageKey('shop', 'evt-again'), firstArrivalAt: Date.now(), via: 'api', input: { kind: 'event', source: 'shop', eventId: 'evt-again', type: 'mail', recipients: [evil], data: {} } });
+    await enqueueDecide(rt.queues, { messageKey: eventMessageKey('shop', 'evt-again'), firstArrivalAt: Date.now(), via: 'api', input: { kind: 'event', source: 'shop', eventId: 'evt-again', type: 'mail', recipients: [evil], data: {} } });
     await waitUntil(async () => (await (await rt.queues.decide.getJob(eventMessageKey('shop', 'evt-again')))?.getState()) === 'completed', 'the redelivered decide job to complete', { timeoutMs: 20_000 });
     const record = await rt.operations.get(deadKey);
     expect((await rt.journal.forOperation(deadKey, record?.journalIds ?? [])).map((e) => e.type)).toEqual(['dead']);

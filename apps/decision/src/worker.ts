@@ -1,13 +1,13 @@
-import { Worker, UnrecoverableError } from 'bullmq';
-import type { DecideJobData } from '@singleshot/core';
-import type { RecipientKind } from '@singleshot/core';
+import { UnrecoverableError } from 'bullmq';
+import { partitionOf, type DecideJobData, type DeliverJobData, type RecipientKind } from '@singleshot/core';
 import { QUEUES, addDead, decideJobSchema, enqueueDeliveries, enqueueRenders, formatIssues } from '@singleshot/queues';
 import { recipientKindOf } from '@singleshot/providers';
-import type { Runtime } from '@singleshot/runtime';
+import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/runtime';
 import { decide, type DecideOutcome } from './decide';
 
 export interface DecisionApp {
-  worker: Worker<DecideJobData, DecideOutcome>;
+  /** One BullMQ worker per consumed decide partition. */
+  worker: PartitionWorkers<DecideJobData, DecideOutcome>;
   close(): Promise<void>;
 }
 
@@ -18,8 +18,16 @@ export function startDecision(rt: Runtime): DecisionApp {
     routes: rt.config.routes,
     mailboxes: rt.config.mailboxes,
     templates: rt.templates,
-    enqueueDeliveries: (jobs: Parameters<typeof enqueueDeliveries>[1]) => enqueueDeliveries(rt.queues.deliver, jobs),
-    enqueueRenders: (jobs: Parameters<typeof enqueueRenders>[1]) => enqueueRenders(rt.queues.render, jobs),
+    // The deliver and render jobs must be on a replica before the decision is
+    // marked and the decide job completes: a failover could otherwise lose them.
+    enqueueDeliveries: async (jobs: DeliverJobData[]) => {
+      await enqueueDeliveries(rt.queues, jobs);
+      await rt.replicate(rt.redis, jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))));
+    },
+    enqueueRenders: async (jobs: Parameters<typeof enqueueRenders>[1]) => {
+      await enqueueRenders(rt.queues.render, jobs);
+      await rt.replicate(rt.redis, [rt.keys.queuePrefix]);
+    },
     markDecided: (messageKey: string, ops: string[]) => rt.messages.markDecided(messageKey, ops),
     logger,
     metrics: rt.metrics,
@@ -28,8 +36,10 @@ export function startDecision(rt: Runtime): DecisionApp {
     recipientKind: (channel: string): RecipientKind => recipientKindOf((rt.config.providers[channel] ?? []).map((p) => p.type)),
     deadOnArrival: { operations: rt.operations, addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record), workerId: rt.workerId },
   };
-  const worker = new Worker<DecideJobData, DecideOutcome>(
-    QUEUES.decide,
+  const partitions = consumedPartitions(rt.keys, QUEUES.decide, undefined, rt.config.redis.formerPartitions);
+  const worker = new PartitionWorkers<DecideJobData, DecideOutcome>(
+    rt,
+    partitions,
     async (job) => {
       const parsed = decideJobSchema.safeParse(job.data);
       if (!parsed.success) {
@@ -45,8 +55,7 @@ export function startDecision(rt: Runtime): DecisionApp {
       return outcome;
     },
     {
-      connection: rt.connect('worker', 'decide-worker'),
-      prefix: rt.keys.queuePrefix,
+      connectionName: 'decide-worker',
       concurrency: rt.config.decision.concurrency,
       // A killed worker's job comes back after the stall check; many stalls in a
       // row must not fail a job that simply met a bad hour (nothing vanishes).

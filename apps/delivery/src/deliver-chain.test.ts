@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import { InDoubtError, PermanentError, RetryableError, type DeliverJobData } from '@singleshot/core';
 import { BreakerRegistry, type CallContext, type LookupResult, type Provider, type SendRequest } from '@singleshot/providers';
 import { KeyBuilder, OperationStore, createRedis } from '@singleshot/store';
@@ -54,7 +54,7 @@ function provider(name: string, options: { lookup?: boolean } = {}): ScriptedPro
 }
 
 let server: TestRedis;
-let redis: Redis;
+let redis: RedisClient;
 let ops: OperationStore;
 let metrics: Metrics;
 const keys = new KeyBuilder('dc', 4);

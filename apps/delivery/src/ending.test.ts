@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import { InDoubtError, PermanentError, RetryableError, type DeliverJobData } from '@singleshot/core';
 import type { Provider, SendRequest } from '@singleshot/providers';
 import { KeyBuilder, OperationStore, RateLimiter, createRedis } from '@singleshot/store';
@@ -13,7 +13,7 @@ import { deliver, type DeliverDeps } from './deliver';
 // real Redis. The two miscounts this pins: a failed reconciliation was never
 // counted `retry`, and a last failed call was counted `retry` and then `dead`.
 let server: TestRedis;
-let redis: Redis;
+let redis: RedisClient;
 let ops: OperationStore;
 let metrics: Metrics;
 const keys = new KeyBuilder('en', 4);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import type { DeliverJobData } from '@singleshot/core';
 import type { Provider } from '@singleshot/providers';
 import { JournalReader, KeyBuilder, OperationStore, RateLimiter, createRedis, replayOperationState } from '@singleshot/store';
@@ -10,7 +10,7 @@ import { deliver, type DeliverDeps } from './deliver';
 
 // Per-recipient limits inside `deliver`, on a real Redis.
 let server: TestRedis;
-let redis: Redis;
+let redis: RedisClient;
 let ops: OperationStore;
 const keys = new KeyBuilder('lm', 4);
 const metrics = createMetrics();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import { Worker } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
 import { KeyBuilder, OperationStore, createRedis } from '@singleshot/store';
@@ -12,7 +12,7 @@ import { RecoverySweeper, type SweeperDeps } from './sweeper';
 // The sweeper on a real Redis with a real BullMQ queue and no worker, so what
 // it puts in the queue stays there to be looked at.
 let server: TestRedis;
-let redis: Redis;
+let redis: RedisClient;
 let queues: Queues;
 let ops: OperationStore;
 const keys = new KeyBuilder('sw', 4);
@@ -28,7 +28,7 @@ function job(): DeliverJobData {
 }
 
 function sweeper(workerId = 'w1', extra: Partial<SweeperDeps> = {}): RecoverySweeper {
-  const s = new RecoverySweeper({ redis, keys, deliverQueue: queues.deliver, workerId, intervalMs: 1000, leaseMs: 2000, logger, ...extra });
+  const s = new RecoverySweeper({ redis, keys, deliverQueues: queues, workerId, intervalMs: 1000, leaseMs: 2000, logger, ...extra });
   sweepers.push(s);
   return s;
 }
@@ -44,7 +44,7 @@ async function abandoned(data: DeliverJobData, then?: 'in_doubt' | 'failed'): Pr
 beforeAll(async () => {
   server = await startTestRedis();
   redis = createRedis({ url: server.url, role: 'client' });
-  queues = openQueues(redis, keys.queuePrefix);
+  queues = openQueues(redis, keys);
   ops = new OperationStore(redis, keys, { retentionMs: 86_400_000, now: past });
 });
 
@@ -79,7 +79,7 @@ describe('RecoverySweeper', () => {
     await ops.claim({ ...locked, owner: 'alive', leaseMs: 60_000, job: locked });
     const waiting = job();
     await abandoned(waiting, 'failed');
-    await enqueueDeliveries(queues.deliver, [waiting]);
+    await enqueueDeliveries(queues, [waiting]);
     const before = await queues.deliver.getJobCounts();
     const report = await sweeper().sweepOnce();
     expect(report.requeued).not.toContain(locked.operationKey);

@@ -1,14 +1,14 @@
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Queues } from '@singleshot/queues';
+import type { RedisClient } from '@singleshot/store';
 import { TERMINAL_STATUSES, type DeliverJobData } from '@singleshot/core';
 import { ActiveIndex, OperationReader, RedisMutex, type KeyBuilder } from '@singleshot/store';
 import { deliverJobSchema, requeueDelivery } from '@singleshot/queues';
 import type { Logger } from '@singleshot/observability';
 
 export interface SweeperDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: KeyBuilder;
-  deliverQueue: Queue<DeliverJobData>;
+  deliverQueues: Pick<Queues, 'deliverOf'>;
   /** Owner id of the sweeper mutex (the process's worker id). */
   workerId: string;
   /** Time between sweeps; an operation is looked at once it is this far past due. */
@@ -114,7 +114,7 @@ export class RecoverySweeper {
           await this.index.touch(operationKey, now + NO_JOB_RECHECK_MS);
           continue;
         }
-        const result = await requeueDelivery(this.deps.deliverQueue, job);
+        const result = await requeueDelivery(this.deps.deliverQueues, job);
         await this.index.touch(operationKey, now + leaseMs + intervalMs);
         if (result === 'added') {
           report.requeued.push(operationKey);

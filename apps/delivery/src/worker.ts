@@ -1,17 +1,18 @@
-import { DelayedError, Worker } from 'bullmq';
+import { DelayedError } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
 import type { RateLimitConfig } from '@singleshot/config';
 import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider } from '@singleshot/providers';
 import { QUEUES, addDead, deliverJobSchema, ensureDeadRecord, formatIssues } from '@singleshot/queues';
 import { RateLimiter } from '@singleshot/store';
-import { documentLinkSecret, type Runtime } from '@singleshot/runtime';
+import { PartitionWorkers, consumedPartitions, documentLinkSecret, type Runtime } from '@singleshot/runtime';
 import { signDocumentLink } from '@singleshot/documents';
 import { deliver, type DeliverDeps, type DeliverOutcome } from './deliver';
 import { RecoverySweeper } from './sweeper';
 import { WaitingBoard } from './waiting';
 
 export interface DeliveryApp {
-  worker: Worker<DeliverJobData, DeliverOutcome>;
+  /** One BullMQ worker per consumed deliver partition (`delivery.partitions`, default all). */
+  worker: PartitionWorkers<DeliverJobData, DeliverOutcome>;
   providers: Map<string, Provider[]>;
   breakers: BreakerRegistry;
   sweeper: RecoverySweeper;
@@ -92,15 +93,17 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   const sweeper = new RecoverySweeper({
     redis: rt.redis,
     keys: rt.keys,
-    deliverQueue: rt.queues.deliver,
+    deliverQueues: rt.queues,
     workerId: rt.workerId,
     intervalMs: delivery.sweepIntervalMs,
     leaseMs,
     logger: logger.child({ component: 'sweeper' }),
   });
   rt.metrics.setInDoubtSource(() => sweeper.index.inDoubtCount());
-  const worker = new Worker<DeliverJobData, DeliverOutcome>(
-    QUEUES.deliver,
+  const partitions = consumedPartitions(rt.keys, QUEUES.deliver, delivery.partitions, rt.config.redis.formerPartitions);
+  const worker = new PartitionWorkers<DeliverJobData, DeliverOutcome>(
+    rt,
+    partitions,
     async (job, token) => {
       const parsed = deliverJobSchema.safeParse(job.data);
       if (!parsed.success) {
@@ -116,6 +119,10 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
         return { kind: 'dead', reason: 'invalid_payload' };
       }
       const outcome = await deliver(parsed.data, deps);
+      // The fenced commit must be on a replica before the job completes: a
+      // failover could otherwise take the ending with it (an in-doubt claim is
+      // left, which the provider lookup reconciles). Throws → BullMQ retries the job.
+      await rt.replicate(rt.redis, [rt.keys.op(parsed.data.operationKey), job.queueQualifiedName]);
       // One line per attempt with the keys an operator greps for; `jobAttempt`
       // is BullMQ's count (infrastructure retries), the operation's own attempt
       // number is in `singleshot ops show`.
@@ -130,8 +137,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
       return outcome;
     },
     {
-      connection: rt.connect('worker', 'deliver-worker'),
-      prefix: rt.keys.queuePrefix,
+      connectionName: 'deliver-worker',
       concurrency: rt.config.delivery.concurrency,
       // BullMQ's job lock follows the operation lease: a stalled holder's job is
       // handed to another worker about when its operation lease runs out.

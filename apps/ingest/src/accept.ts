@@ -1,13 +1,18 @@
-import type { DecideJobData, IngestInput } from '@singleshot/core';
+import type { IngestInput } from '@singleshot/core';
 import type { MessageStore } from '@singleshot/store';
-import { enqueueDecide } from '@singleshot/queues';
-import type { Queue } from 'bullmq';
+import { enqueueDecide, type Queues } from '@singleshot/queues';
 import { StoreUnavailableError } from './errors';
 
 export interface AcceptDeps {
   /** Message records on the fail-fast producer connection. */
   messages: Pick<MessageStore, 'arrive' | 'markQueued'>;
-  decideQueue: Queue<DecideJobData>;
+  /** Decide queues; a message's job goes to its message key's partition. */
+  decideQueues: Pick<Queues, 'decideOf'>;
+  /**
+   * Resolves once the acceptance's writes are on enough replicas (a cluster's
+   * `WAIT`, a no-op on a single Redis); rejects otherwise, and ingest answers 503.
+   */
+  replicate(messageKey: string): Promise<void>;
   enqueueTimeoutMs: number;
 }
 
@@ -48,10 +53,17 @@ export async function acceptMessage(
 
 async function accept(deps: AcceptDeps, { messageKey, via, input }: { messageKey: string; via: string; input: IngestInput }): Promise<AcceptResult> {
   const arrival = await deps.messages.arrive(messageKey, via);
-  if (arrival.queued) return { messageKey, status: 'duplicate' };
+  if (arrival.queued) {
+    // Another arrival was accepted, perhaps an instant ago and not yet on a
+    // replica: this answer is an acknowledgement too, so it waits as well.
+    await deps.replicate(messageKey);
+    return { messageKey, status: 'duplicate' };
+  }
   // Several first-time arrivals may race here; the job id (message key) makes
   // their adds collapse into one job, and markQueued picks one "accepted".
-  await enqueueDecide(deps.decideQueue, { messageKey, firstArrivalAt: arrival.firstArrivalAt, via, input });
+  await enqueueDecide(deps.decideQueues, { messageKey, firstArrivalAt: arrival.firstArrivalAt, via, input });
   const mine = await deps.messages.markQueued(messageKey);
+  // Before any 2xx: a master failover must not lose an acknowledged message.
+  await deps.replicate(messageKey);
   return { messageKey, status: mine ? 'accepted' : 'duplicate' };
 }

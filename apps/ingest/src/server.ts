@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import { MessageStore } from '@singleshot/store';
+import { partitionOf } from '@singleshot/core';
 import { listen } from '@singleshot/http';
 import { defaultReady, documentLinkSecret, type RunningWorker } from '@singleshot/runtime';
 import { createIngestApp } from './app';
@@ -26,7 +27,9 @@ export function ingestContext(rt: IngestRuntime): IngestContext {
     accept: {
       // The fail-fast producer connection: while Redis is away, answer 503 at once.
       messages: new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
-      decideQueue: rt.producerQueues.decide,
+      decideQueues: rt.producerQueues,
+      // The message record's slot and its decide queue partition's slot.
+      replicate: (messageKey) => rt.replicate(rt.producer, [rt.keys.message(messageKey), rt.keys.queuePrefixOf(partitionOf(messageKey, rt.keys.partitions))]),
       enqueueTimeoutMs: ingest.enqueueTimeoutMs,
     },
     logger: rt.logger.child({ component: 'ingest' }),

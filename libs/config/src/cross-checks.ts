@@ -13,6 +13,20 @@ export function crossCheck(raw: RawObject): ConfigIssue[] {
   const routes = Array.isArray(raw.routes) ? raw.routes : [];
   const mailboxes = Array.isArray(raw.mailboxes) ? raw.mailboxes : [];
 
+  // delivery.partitions must name partitions that exist (redis.partitions, or
+  // redis.shards on a cluster, 1 on a single Redis).
+  const redis = isRawObject(raw.redis) ? raw.redis : {};
+  const delivery = isRawObject(raw.delivery) ? raw.delivery : {};
+  const partitionCount =
+    typeof redis.partitions === 'number' ? redis.partitions : isRawObject(redis.cluster) ? (typeof redis.shards === 'number' ? redis.shards : 16) : 1;
+  if (Array.isArray(delivery.partitions)) {
+    delivery.partitions.forEach((p, index) => {
+      if (typeof p === 'number' && p >= partitionCount) {
+        issues.push({ path: formatPath(['delivery', 'partitions', index]), message: `partition ${p} does not exist: there are ${partitionCount} (0..${partitionCount - 1})` });
+      }
+    });
+  }
+
   const mailboxIds = new Set<string>();
   mailboxes.forEach((mailbox, index) => {
     if (!isRawObject(mailbox) || typeof mailbox.id !== 'string') return;

@@ -46,5 +46,13 @@ export function applyEnvOverrides(raw: RawObject, env: NodeJS.ProcessEnv): Map<s
       origins.set(`${section}.${key}`, variable);
     }
   }
+  // A list, nested one level deeper than the table above handles.
+  const nodes = env.REDIS_CLUSTER_NODES?.trim();
+  const redis = nodes ? ensureSection(raw, 'redis') : undefined;
+  const cluster = redis ? ensureSection(redis, 'cluster') : undefined;
+  if (nodes && cluster) {
+    cluster.nodes = nodes.split(',').map((n) => n.trim()).filter(Boolean);
+    origins.set('redis.cluster.nodes', 'REDIS_CLUSTER_NODES');
+  }
   return origins;
 }

@@ -15,3 +15,4 @@ export * from './defaults';
 export * from './env-overrides';
 export * from './redact';
 export * from './load-config';
+export * from './partitions';

@@ -37,8 +37,35 @@ export const redisSchema = z.strictObject({
     .default('ss'),
   /** Number of operation shards (hash tags). Changing it re-homes keys: set it once. */
   shards: z.int().min(1).max(1024).default(16),
-  /** Check `maxmemory-policy noeviction` and AOF at start, and warn when they are off. */
+  /** Check `maxmemory-policy noeviction` and AOF at start (on every master), and warn when they are off. */
   checkOnStart: z.boolean().default(true),
+  /**
+   * A Redis Cluster instead of `url` (`REDIS_CLUSTER_NODES=host:port,…` sets
+   * `nodes`). `password` and `tls` apply to every node.
+   */
+  cluster: z
+    .strictObject({
+      /** Seed nodes; the client discovers the rest. */
+      nodes: z.array(z.string().regex(/^\[?[^\s\]]+\]?:\d{1,5}$/, 'expected host:port')).min(1, 'needs at least one host:port'),
+      /** Announced `host:port` → reachable address, for a cluster behind NAT or in containers. */
+      natMap: z.record(z.string(), z.strictObject({ host: nonEmpty, port: listenPort })).optional(),
+      /** Replicas that must acknowledge an acceptance and a fenced commit (Redis `WAIT`) first; 0 = do not wait. */
+      waitReplicas: nonNegativeInt.default(1),
+      /** How long `WAIT` may take; past it ingest answers 503 and a commit is retried. */
+      waitTimeoutMs: positiveInt.default(1_000),
+    })
+    .optional(),
+  /**
+   * Queue partitions: each of the decide and deliver queues is split into this
+   * many BullMQ queues with their own hash tag. Default 1 on a single Redis, 16
+   * on a cluster. See README "Beyond one Redis" before changing it on a live system.
+   */
+  partitions: z.int().min(1).max(1024).optional(),
+  /**
+   * While changing `partitions`: the former count. Workers keep consuming the
+   * former layout's queues (producers no longer write there) until you drop this.
+   */
+  formerPartitions: z.int().min(1).max(1024).optional(),
 });
 
 export const logSchema = z.strictObject({
@@ -128,6 +155,8 @@ export const deliverySchema = z.strictObject({
   breaker: z.strictObject({ failureThreshold: positiveInt.default(5), cooldownMs: nonNegativeInt.default(30_000) }).prefault({}),
   /** How often the recovery sweeper (one active across processes) re-enqueues operations whose deliver job was lost; 0 turns it off. */
   sweepIntervalMs: nonNegativeInt.default(10_000),
+  /** Queue partitions this process consumes (default: all of `redis.partitions`), to pin replicas to partitions. */
+  partitions: z.array(nonNegativeInt).min(1).optional(),
 });
 
 export const limitsSchema = z.strictObject({

@@ -3,6 +3,7 @@ export * from './message-id';
 export * from './keys';
 export * from './fingerprint';
 export * from './shard';
+export * from './partition';
 export * from './errors';
 export * from './types';
 export * from './template';

@@ -1,6 +1,6 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { DecideJobData, DeliverJobData, RenderJobData } from '@singleshot/core';
+import { partitionOf, type DecideJobData, type DeliverJobData, type RenderJobData } from '@singleshot/core';
+import type { KeyBuilder, RedisClient } from '@singleshot/store';
 import { QUEUES } from './names';
 import type { DeadJobData } from './schemas';
 
@@ -34,56 +34,103 @@ const RENDER_OPTIONS: JobsOptions = {
   removeOnFail: { age: 7 * 86_400 },
 };
 
+/** The name of a partition's queue: the plain name with one partition (the single-Redis layout). */
+export function partitionQueueName(base: string, partition: number, partitions: number): string {
+  return partitions === 1 ? base : `${base}-${String(partition).padStart(2, '0')}`;
+}
+
+/**
+ * The queues of one deployment. `decide` and `deliver` are split into
+ * `partitions` BullMQ queues each (one hash slot each, so a cluster spreads
+ * them); `dead` is one queue (low volume, read by operators as one list).
+ */
 export interface Queues {
-  decide: Queue<DecideJobData>;
-  deliver: Queue<DeliverJobData>;
+  partitions: number;
+  /** Every partition's queue, index = partition. */
+  decideAll: Queue<DecideJobData>[];
+  deliverAll: Queue<DeliverJobData>[];
+  /** The decide queue of a message key's partition (`partitionOf`). */
+  decideOf(messageKey: string): Queue<DecideJobData>;
+  /** The deliver queue of an operation key's partition (`partitionOf`). */
+  deliverOf(operationKey: string): Queue<DeliverJobData>;
+  /** The one decide queue; throws with more than one partition (use `decideOf` or `decideAll`). */
+  readonly decide: Queue<DecideJobData>;
+  /** The one deliver queue; throws with more than one partition (use `deliverOf` or `deliverAll`). */
+  readonly deliver: Queue<DeliverJobData>;
+  /** Documents to render: one queue, not partitioned (off the hot path, low volume). */
   render: Queue<RenderJobData>;
   dead: Queue<DeadJobData>;
   close(): Promise<void>;
 }
 
-/** Opens the queues on one connection with the given BullMQ prefix. */
-export function openQueues(connection: Redis, prefix: string): Queues {
-  const decide = new Queue<DecideJobData>(QUEUES.decide, { connection, prefix });
-  const deliver = new Queue<DeliverJobData>(QUEUES.deliver, { connection, prefix });
-  const dead = new Queue<DeadJobData>(QUEUES.dead, { connection, prefix });
-  const render = new Queue<RenderJobData>(QUEUES.render, { connection, prefix });
-  for (const q of [decide, deliver, dead, render]) q.on('error', () => undefined);
+/** Opens the queues of every partition of `keys` on one connection. */
+export function openQueues(connection: RedisClient, keys: KeyBuilder): Queues {
+  const P = keys.partitions;
+  const open = <T>(base: string, p: number) => new Queue<T>(partitionQueueName(base, p, P), { connection, prefix: keys.queuePrefixOf(p) });
+  const decideAll = Array.from({ length: P }, (_, p) => open<DecideJobData>(QUEUES.decide, p));
+  const deliverAll = Array.from({ length: P }, (_, p) => open<DeliverJobData>(QUEUES.deliver, p));
+  const dead = new Queue<DeadJobData>(QUEUES.dead, { connection, prefix: keys.queuePrefix });
+  const render = new Queue<RenderJobData>(QUEUES.render, { connection, prefix: keys.queuePrefix });
+  const all = [...decideAll, ...deliverAll, dead, render];
+  for (const q of all) q.on('error', () => undefined);
+  const only = <T>(list: T[], name: string): T => {
+    if (list.length !== 1) throw new TypeError(`queues.${name} needs one partition; there are ${list.length} (use ${name}Of or ${name}All)`);
+    return list[0]!;
+  };
   return {
-    decide,
-    deliver,
-    render,
+    partitions: P,
+    decideAll,
+    deliverAll,
+    decideOf: (messageKey) => decideAll[partitionOf(messageKey, P)]!,
+    deliverOf: (operationKey) => deliverAll[partitionOf(operationKey, P)]!,
+    get decide() {
+      return only(decideAll, 'decide');
+    },
+    get deliver() {
+      return only(deliverAll, 'deliver');
+    },
     dead,
+    render,
     close: async () => {
-      await Promise.all([decide.close(), deliver.close(), dead.close(), render.close()]);
+      await Promise.all(all.map((q) => q.close()));
     },
   };
 }
 
-/** Adds the decide job of a message; jobId = message key, so concurrent adds collapse. */
-export async function enqueueDecide(queue: Queue<DecideJobData>, data: DecideJobData): Promise<void> {
-  await queue.add('decide', data, { ...DECIDE_OPTIONS, jobId: data.messageKey });
+/** Adds the decide job of a message to its partition; jobId = message key, so concurrent adds collapse. */
+export async function enqueueDecide(queues: Pick<Queues, 'decideOf'>, data: DecideJobData): Promise<void> {
+  await queues.decideOf(data.messageKey).add('decide', data, { ...DECIDE_OPTIONS, jobId: data.messageKey });
 }
 
-/** Up to this many deliver jobs are added with parallel `add` calls, more with one `addBulk`. */
+/** Up to this many deliver jobs of one partition are added with parallel `add` calls, more with one `addBulk`. */
 const PARALLEL_ADD_MAX = 16;
 
 /**
- * Adds every deliver job of a decision in one round trip; jobId = operation key.
- * A small fan-out uses parallel `add`s, sent in one socket write (the connection
- * batches a turn's writes): `addBulk` builds an ioredis pipeline, whose
- * constructor copies every BullMQ script onto it and was the largest single
- * item in the decision worker's profile. Each add is idempotent by job id, so
- * a partial failure is repaired by the decide job's retry, as with addBulk.
+ * Adds deliver jobs, each to its operation key's partition; jobId = operation
+ * key. One round trip (one per partition touched, in parallel, on a cluster).
+ * A small fan-out uses parallel `add`s, sent in one socket write (the
+ * connection batches a turn's writes): `addBulk` builds an ioredis pipeline,
+ * whose constructor copies every BullMQ script onto it and was the largest
+ * single item in the decision worker's profile. Each add is idempotent by job
+ * id, so a partial failure is repaired by the decide job's retry, as with addBulk.
  */
-export async function enqueueDeliveries(queue: Queue<DeliverJobData>, jobs: DeliverJobData[]): Promise<void> {
+export async function enqueueDeliveries(queues: Pick<Queues, 'deliverOf'>, jobs: DeliverJobData[]): Promise<void> {
   if (jobs.length === 0) return;
-  if (jobs.length <= PARALLEL_ADD_MAX) {
-    await Promise.all(jobs.map((data) => queue.add('deliver', data, { ...DELIVER_OPTIONS, jobId: data.operationKey })));
-    return;
+  const byQueue = new Map<Queue<DeliverJobData>, DeliverJobData[]>();
+  for (const job of jobs) {
+    const queue = queues.deliverOf(job.operationKey);
+    const list = byQueue.get(queue);
+    if (list) list.push(job);
+    else byQueue.set(queue, [job]);
   }
-  await queue.addBulk(
-    jobs.map((data) => ({ name: 'deliver', data, opts: { ...DELIVER_OPTIONS, jobId: data.operationKey } })),
+  await Promise.all(
+    [...byQueue].map(async ([queue, list]) => {
+      if (list.length <= PARALLEL_ADD_MAX) {
+        await Promise.all(list.map((data) => queue.add('deliver', data, { ...DELIVER_OPTIONS, jobId: data.operationKey })));
+        return;
+      }
+      await queue.addBulk(list.map((data) => ({ name: 'deliver', data, opts: { ...DELIVER_OPTIONS, jobId: data.operationKey } })));
+    }),
   );
 }
 

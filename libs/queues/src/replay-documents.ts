@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import type { DeliverJobData, RenderJobData } from '@singleshot/core';
 import { DocumentStateStore, type KeyBuilder } from '@singleshot/store';
 import { enqueueRenders } from './queues';
@@ -15,7 +15,7 @@ import { renderJobSchema } from './schemas';
 export async function regenerateDocuments(
   job: DeliverJobData,
   by: string,
-  deps: { redis: Redis; keys: KeyBuilder; retentionMs: number; render: Queue<RenderJobData>; now?: () => number },
+  deps: { redis: RedisClient; keys: KeyBuilder; retentionMs: number; render: Queue<RenderJobData>; now?: () => number },
 ): Promise<number> {
   if (!job.documents || job.documents.length === 0) return 0;
   const state = new DocumentStateStore(deps.redis, deps.keys, { retentionMs: deps.retentionMs, ...(deps.now ? { now: deps.now } : {}) });

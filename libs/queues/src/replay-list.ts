@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import { OperationReader, listSuppressed, type KeyBuilder } from '@singleshot/store';
 import type { Queues } from './queues';
 import type { DeadJobData } from './schemas';
@@ -51,7 +51,7 @@ export interface SuppressedEntry {
 
 /** Suppressed operations still suppressed (a replayed one is not listed), newest first. */
 export async function listSuppressedOperations(
-  deps: { redis: Redis; keys: KeyBuilder; retentionMs: number },
+  deps: { redis: RedisClient; keys: KeyBuilder; retentionMs: number },
   options: { filter?: string; limit?: number } = {},
 ): Promise<SuppressedEntry[]> {
   const entries = await listSuppressed(deps.redis, deps.keys, { retentionMs: deps.retentionMs, limit: options.limit ?? 1000 });

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
-import { enqueueDeliveries } from './queues';
+import { enqueueDeliveries, type Queues } from './queues';
 
 export type RequeueResult =
   /** A new deliver job (jobId = operation key) is in the queue. */
@@ -25,17 +25,18 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  *   re-add. Past that, it is left to finish (the sweeper is the backstop).
  */
 export async function requeueDelivery(
-  queue: Queue<DeliverJobData>,
+  queues: Pick<Queues, 'deliverOf'>,
   job: DeliverJobData,
   options: { promote?: boolean; activeWaitMs?: number } = {},
 ): Promise<RequeueResult> {
   const id = job.operationKey;
+  const queue: Queue<DeliverJobData> = queues.deliverOf(id);
   const waitUntil = Date.now() + (options.activeWaitMs ?? 0);
   for (let round = 0; ; round++) {
     if (round > 1000) throw new Error(`could not re-enqueue the deliver job of ${id}: its job keeps changing state`);
     const existing = await queue.getJob(id);
     if (!existing) {
-      await enqueueDeliveries(queue, [job]);
+      await enqueueDeliveries(queues, [job]);
       return 'added';
     }
     const state = await existing.getState();

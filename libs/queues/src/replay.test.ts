@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import type { DeliverJobData } from '@singleshot/core';
 import { JournalReader, KeyBuilder, OperationStore, createRedis } from '@singleshot/store';
 import { createMetrics } from '@singleshot/observability';
@@ -12,7 +12,7 @@ import { requeueDelivery } from './replay-requeue';
 
 // Replay on a real Redis with real BullMQ queues (no worker: jobs stay where they are put).
 let server: TestRedis;
-let redis: Redis;
+let redis: RedisClient;
 let queues: Queues;
 let ops: OperationStore;
 let deps: ReplayDeps;
@@ -35,7 +35,7 @@ async function dead(data: DeliverJobData, reason = 'permanent'): Promise<void> {
 
 /** Moves the operation's deliver job to completed, as a worker would after it finished. */
 async function completeDeliverJob(data: DeliverJobData): Promise<void> {
-  await enqueueDeliveries(queues.deliver, [data]);
+  await enqueueDeliveries(queues, [data]);
   const conn = createRedis({ url: server.url, role: 'worker' });
   const { Worker } = await import('bullmq');
   const w = new Worker(queues.deliver.name, async () => 'done', { connection: conn, prefix: keys.queuePrefix, autorun: false });
@@ -50,7 +50,7 @@ async function completeDeliverJob(data: DeliverJobData): Promise<void> {
 beforeAll(async () => {
   server = await startTestRedis();
   redis = createRedis({ url: server.url, role: 'client' });
-  queues = openQueues(redis, keys.queuePrefix);
+  queues = openQueues(redis, keys);
   ops = new OperationStore(redis, keys, { retentionMs });
   deps = { redis, keys, queues, retentionMs, metrics };
 });
@@ -140,12 +140,12 @@ describe('replay', () => {
 describe('requeueDelivery', () => {
   it('adds a missing job, leaves a waiting one, promotes a delayed one when asked', async () => {
     const data = job('requeue-1');
-    expect(await requeueDelivery(queues.deliver, data)).toBe('added');
-    expect(await requeueDelivery(queues.deliver, data)).toBe('present');
+    expect(await requeueDelivery(queues, data)).toBe('added');
+    expect(await requeueDelivery(queues, data)).toBe('present');
     const delayed = job('requeue-2');
     await queues.deliver.add('deliver', delayed, { jobId: delayed.operationKey, delay: 60_000 });
-    expect(await requeueDelivery(queues.deliver, delayed)).toBe('present');
-    expect(await requeueDelivery(queues.deliver, delayed, { promote: true })).toBe('promoted');
+    expect(await requeueDelivery(queues, delayed)).toBe('present');
+    expect(await requeueDelivery(queues, delayed, { promote: true })).toBe('promoted');
     expect(await (await queues.deliver.getJob(delayed.operationKey))?.getState()).toBe('waiting');
   });
 });

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import type { DeliverJobData } from '@singleshot/core';
 import { OperationReader, replayOperationState, type KeyBuilder } from '@singleshot/store';
 import type { Metrics } from '@singleshot/observability';
@@ -9,9 +9,9 @@ import { regenerateDocuments } from './replay-documents';
 
 /** What a replay needs; a Runtime fits as it is. */
 export interface ReplayDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: KeyBuilder;
-  queues: Pick<Queues, 'deliver' | 'dead'> & Partial<Pick<Queues, 'render'>>;
+  queues: Pick<Queues, 'deliverOf' | 'dead'> & Partial<Pick<Queues, 'render'>>;
   retentionMs: number;
   metrics?: Pick<Metrics, 'replays'>;
   now?: () => number;
@@ -74,7 +74,7 @@ export async function replay(operationKey: string, who: ReplayBy, deps: ReplayDe
       if (job.documents?.length && deps.queues.render) {
         await regenerateDocuments(job, who.by, { ...deps, render: deps.queues.render });
       }
-      const queued = await requeueDelivery(deps.queues.deliver, job, { promote: true, activeWaitMs: 5_000 });
+      const queued = await requeueDelivery(deps.queues, job, { promote: true, activeWaitMs: 5_000 });
       if (record) await deps.queues.dead.remove(operationKey);
       result = { operationKey, result: 'replayed', from: state.from, journalId: state.journalId, job: queued };
       break;

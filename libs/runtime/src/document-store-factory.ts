@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import type { DocumentsConfig } from '@singleshot/config';
 import { FsDocumentStore, S3DocumentStore, type DocumentStore } from '@singleshot/documents';
 import type { KeyBuilder } from '@singleshot/store';
@@ -26,7 +26,7 @@ export function createDocumentStore(config: DocumentsConfig['store']): DocumentS
  * and kept in Redis (SET NX), so every process signs and checks with the same
  * key without anyone having to configure it.
  */
-export async function documentLinkSecret(redis: Redis, keys: KeyBuilder, configured: string | undefined): Promise<string> {
+export async function documentLinkSecret(redis: RedisClient, keys: KeyBuilder, configured: string | undefined): Promise<string> {
   if (configured) return configured;
   const key = keys.documentLinkSecret();
   await redis.set(key, randomBytes(32).toString('base64url'), 'NX');

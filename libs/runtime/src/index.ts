@@ -1,5 +1,6 @@
 export * from './runtime';
 export * from './shutdown';
 export * from './app-main';
+export * from './partition-workers';
 export * from './route-templates';
 export * from './document-store-factory';

@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import type { Config } from '@singleshot/config';
+import { partitionsOf, waitReplicasOf, type Config } from '@singleshot/config';
 import type { DocumentStore } from '@singleshot/documents';
 import { createDocumentMetrics, createLogger, createMetrics, type DocumentMetrics, type Logger, type Metrics } from '@singleshot/observability';
 import {
@@ -10,9 +9,12 @@ import {
   JournalReader,
   MessageStore,
   OperationStore,
-  checkRedisServer,
+  checkRedisServers,
   createRedis,
+  waitForReplicas,
   type ConnectionRole,
+  type RedisClient,
+  type RedisConnectionOptions,
 } from '@singleshot/store';
 import { openQueues, type Queues } from '@singleshot/queues';
 import { createDocumentStore } from './document-store-factory';
@@ -30,9 +32,9 @@ export interface Runtime {
   metrics: Metrics;
   keys: KeyBuilder;
   /** State scripts and reads; queues commands while reconnecting. */
-  redis: Redis;
+  redis: RedisClient;
   /** Ingest path: fails fast while Redis is away (answers 503, never a false 2xx). */
-  producer: Redis;
+  producer: RedisClient;
   operations: OperationStore;
   messages: MessageStore;
   journal: JournalReader;
@@ -48,7 +50,14 @@ export interface Runtime {
   /** Queues on the `producer` connection (ingest enqueues here). */
   producerQueues: Queues;
   /** A new connection for a BullMQ worker or a blocking read; closed by `close()`. */
-  connect(role: ConnectionRole, name: string): Redis;
+  connect(role: ConnectionRole, name: string): RedisClient;
+  /**
+   * Resolves once `redis.cluster.waitReplicas` replicas of the masters holding
+   * `keys` have the writes sent so far on `connection` (a no-op on a single
+   * Redis); throws `ReplicaWaitError` (code `REPLICA_WAIT_TIMEOUT`) after
+   * `redis.cluster.waitTimeoutMs`. Acceptance and the fenced commit call it.
+   */
+  replicate(connection: RedisClient, keys: readonly string[]): Promise<void>;
   /** Unique per process: shows up as the lock owner of operations. */
   workerId: string;
   retentionMs: number;
@@ -59,22 +68,36 @@ export function retentionMsOf(config: Config): number {
   return Math.round(config.retention.days * 86_400_000);
 }
 
+/** Connection options from the config (URL or cluster nodes, password, TLS, natMap). */
+export function redisConnectionOptions(config: Config, role: ConnectionRole, name: string): RedisConnectionOptions {
+  const cluster = config.redis.cluster;
+  return {
+    url: config.redis.url,
+    role,
+    name,
+    ...(cluster ? { clusterNodes: cluster.nodes, ...(cluster.natMap ? { natMap: cluster.natMap } : {}) } : {}),
+    ...(config.redis.password ? { password: config.redis.password } : {}),
+    ...(config.redis.tls ? { tls: config.redis.tls } : {}),
+  };
+}
+
+/** The key builder of a config: key prefix, shards and queue partitions. */
+export function keysOf(config: Config): KeyBuilder {
+  return new KeyBuilder(config.redis.keyPrefix, config.redis.shards, partitionsOf(config));
+}
+
 export async function createRuntime(config: Config, options: { app: string; logger?: Logger; metrics?: Metrics }): Promise<Runtime> {
   // Before any connection: a broken template is a config error, and stops the start.
   const templates = await compileRouteTemplates(config);
   const logger = options.logger ?? createLogger({ app: options.app, level: config.log.level });
   const metrics = options.metrics ?? createMetrics();
-  const keys = new KeyBuilder(config.redis.keyPrefix, config.redis.shards);
+  const keys = keysOf(config);
+  const waitReplicas = waitReplicasOf(config);
+  const waitTimeoutMs = config.redis.cluster?.waitTimeoutMs ?? 1_000;
   const retentionMs = retentionMsOf(config);
-  const extra: Redis[] = [];
-  const connect = (role: ConnectionRole, name: string): Redis => {
-    const connection = createRedis({
-      url: config.redis.url,
-      role,
-      name: `singleshot:${options.app}:${name}`,
-      ...(config.redis.password ? { password: config.redis.password } : {}),
-      ...(config.redis.tls ? { tls: config.redis.tls } : {}),
-    });
+  const extra: RedisClient[] = [];
+  const connect = (role: ConnectionRole, name: string): RedisClient => {
+    const connection = createRedis(redisConnectionOptions(config, role, `singleshot:${options.app}:${name}`));
     extra.push(connection);
     return connection;
   };
@@ -95,21 +118,25 @@ export async function createRuntime(config: Config, options: { app: string; logg
 
   if (config.redis.checkOnStart) {
     try {
-      const { version, problems } = await checkRedisServer(redis);
-      for (const problem of problems) logger.warn({ redisVersion: version }, problem);
+      for (const { node, version, problems } of await checkRedisServers(redis, waitReplicas)) {
+        for (const problem of problems) logger.warn({ redisVersion: version, redisNode: node }, problem);
+      }
     } catch (err) {
       logger.warn({ err }, 'could not check the Redis server configuration');
     }
   }
 
-  const queues = openQueues(redis, keys.queuePrefix);
-  const producerQueues = openQueues(producer, keys.queuePrefix);
+  const queues = openQueues(redis, keys);
+  const producerQueues = openQueues(producer, keys);
   // Read on scrape (cached 2 s by the metrics lib), so a scrape storm cannot hammer Redis.
+  // One series per queue, summed over its partitions.
   metrics.setQueueSource(async () =>
     Promise.all(
-      [queues.decide, queues.deliver, queues.render].map(async (q) => {
-        const c = await q.getJobCounts('waiting', 'active', 'delayed', 'failed');
-        return { queue: q.name, counts: { waiting: c.waiting ?? 0, active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0 } };
+      (['decide', 'deliver', 'render'] as const).map(async (name) => {
+        const list = name === 'decide' ? queues.decideAll : name === 'deliver' ? queues.deliverAll : [queues.render];
+        const all = await Promise.all(list.map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'failed')));
+        const sum = (state: string) => all.reduce((n, c) => n + (c[state] ?? 0), 0);
+        return { queue: name, counts: { waiting: sum('waiting'), active: sum('active'), delayed: sum('delayed'), failed: sum('failed') } };
       }),
     ),
   );
@@ -135,6 +162,7 @@ export async function createRuntime(config: Config, options: { app: string; logg
     queues,
     producerQueues,
     connect,
+    replicate: (connection, keyList) => waitForReplicas(connection, keyList, waitReplicas, waitTimeoutMs),
     workerId: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     retentionMs,
     close: async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
 import { deliverJob } from '@singleshot/test-jobs';
 import { createRedis } from './connection';
@@ -11,7 +11,7 @@ import { listSuppressed, replayOperationState } from './operation-replay';
 
 // The sweeper index kept by claim/commit/replay, and the replay script, on a real Redis.
 let server: TestRedis;
-let redis: Redis;
+let redis: RedisClient;
 const keys = new KeyBuilder('ix', 4);
 let clock = 1_700_000_000_000;
 const now = () => clock;

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
+import { execAcrossSlots } from './cross-slot';
 import type { KeyBuilder } from './keys';
 import { runScript } from './scripts';
 
@@ -19,7 +20,7 @@ export interface ActiveEntry {
  */
 export class ActiveIndex {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeyBuilder,
   ) {}
 
@@ -52,9 +53,7 @@ export class ActiveIndex {
 
   /** Operations currently committed `in_doubt`, over every shard. */
   async inDoubtCount(): Promise<number> {
-    const pipeline = this.redis.pipeline();
-    for (const key of this.keys.allActiveIndexes()) pipeline.zcount(key, '-inf', '(0');
-    const results = (await pipeline.exec()) ?? [];
+    const results = await execAcrossSlots(this.redis, this.keys.allActiveIndexes().map((key) => (p) => p.zcount(key, '-inf', '(0')));
     return results.reduce((sum, [err, n]) => {
       if (err) throw err;
       return sum + Number(n);

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 import type { KeyBuilder } from './keys';
 import { runScript } from './scripts';
 
@@ -50,7 +50,7 @@ export class DocumentStateStore {
   private readonly now: () => number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeyBuilder,
     private readonly options: { retentionMs: number; now?: () => number },
   ) {

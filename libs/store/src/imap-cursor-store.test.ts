@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
 import { createRedis } from './connection';
 import { KeyBuilder } from './keys';
 import { ImapCursorStore } from './imap-cursor-store';
 
 let server: TestRedis;
-let redis: Redis;
+let redis: RedisClient;
 const keys = new KeyBuilder('tcur', 4);
 let cursors: ImapCursorStore;
 

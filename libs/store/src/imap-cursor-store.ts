@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 import type { KeyBuilder } from './keys';
 import { runScript } from './scripts';
 
@@ -30,7 +30,7 @@ export interface CursorAdvanceResult {
  */
 export class ImapCursorStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeyBuilder,
     private readonly options: { now?: () => number } = {},
   ) {}

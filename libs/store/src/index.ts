@@ -12,4 +12,6 @@ export * from './active-index';
 export * from './mutex';
 export * from './operation-replay';
 export * from './imap-cursor-store';
+export * from './replica-wait';
+export * from './cross-slot';
 export * from './document-state';

@@ -1,4 +1,6 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
+import { isCluster } from './connection';
+import { execAcrossSlots } from './cross-slot';
 import type { JournalType } from '@singleshot/core';
 import type { KeyBuilder } from './keys';
 
@@ -62,17 +64,17 @@ export function compareStreamIds(a: string, b: string): number {
  * Reads the journal: one Redis stream per shard, merged by entry id (time).
  * Writes happen only inside the commit and claim scripts.
  */
+type XreadReply = [string, [string, string[]][]][];
+
 export class JournalReader {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeyBuilder,
   ) {}
 
   /** The newest `count` entries over all shards, oldest first. */
   async tail(count: number): Promise<JournalEntry[]> {
-    const pipeline = this.redis.pipeline();
-    for (const key of this.keys.allJournals()) pipeline.xrevrange(key, '+', '-', 'COUNT', count);
-    const results = (await pipeline.exec()) ?? [];
+    const results = await execAcrossSlots(this.redis, this.keys.allJournals().map((key) => (p) => p.xrevrange(key, '+', '-', 'COUNT', count)));
     const all = results.flatMap(([, rows], shard) =>
       ((rows as [string, string[]][]) ?? []).map(([id, flat]) => toEntry(shard, id, flat)),
     );
@@ -81,9 +83,7 @@ export class JournalReader {
 
   /** Entries between two times (ms, inclusive), oldest first, at most `limit`. */
   async range(fromMs: number, toMs: number, limit = 1000): Promise<JournalEntry[]> {
-    const pipeline = this.redis.pipeline();
-    for (const key of this.keys.allJournals()) pipeline.xrange(key, String(fromMs), String(toMs), 'COUNT', limit);
-    const results = (await pipeline.exec()) ?? [];
+    const results = await execAcrossSlots(this.redis, this.keys.allJournals().map((key) => (p) => p.xrange(key, String(fromMs), String(toMs), 'COUNT', limit)));
     const all = results.flatMap(([, rows], shard) =>
       ((rows as [string, string[]][]) ?? []).map(([id, flat]) => toEntry(shard, id, flat)),
     );
@@ -109,10 +109,7 @@ export class JournalReader {
    */
   async follow(after: Map<number, string>, blockMs: number): Promise<JournalEntry[]> {
     const keys = this.keys.allJournals();
-    const ids = keys.map((_, shard) => after.get(shard) ?? '$');
-    const result = (await this.redis.xread('COUNT', 1000, 'BLOCK', blockMs, 'STREAMS', ...keys, ...ids)) as
-      | [string, [string, string[]][]][]
-      | null;
+    const result = isCluster(this.redis) ? await this.pollEach(keys, after, blockMs) : await this.readAll(keys, after, blockMs);
     if (!result) return [];
     const entries: JournalEntry[] = [];
     for (const [key, rows] of result) {
@@ -123,6 +120,34 @@ export class JournalReader {
       }
     }
     return entries.sort((a, b) => compareStreamIds(a.id, b.id));
+  }
+
+  private async readAll(keys: string[], after: Map<number, string>, blockMs: number): Promise<XreadReply | null> {
+    const ids = keys.map((_, shard) => after.get(shard) ?? '$');
+    return (await this.redis.xread('COUNT', 1000, 'BLOCK', blockMs, 'STREAMS', ...keys, ...ids)) as XreadReply | null;
+  }
+
+  /**
+   * On a cluster one XREAD cannot name streams of several slots: read each
+   * shard's stream (non-blocking), and wait up to `blockMs` when none had news.
+   * `$` is resolved to the stream's last id first, so nothing written after
+   * the start is missed between polls.
+   */
+  private async pollEach(keys: string[], after: Map<number, string>, blockMs: number): Promise<XreadReply | null> {
+    await Promise.all(
+      keys.map(async (key, shard) => {
+        if (after.has(shard)) return;
+        const [last] = (await this.redis.xrevrange(key, '+', '-', 'COUNT', 1)) as [string, string[]][];
+        after.set(shard, last?.[0] ?? '0-0');
+      }),
+    );
+    const replies = await Promise.all(
+      keys.map(async (key, shard) => (await this.redis.xread('COUNT', 1000, 'STREAMS', key, after.get(shard) ?? '0-0')) as XreadReply | null),
+    );
+    const found = replies.flatMap((r) => r ?? []);
+    if (found.length > 0) return found;
+    await new Promise((r) => setTimeout(r, Math.min(blockMs, 500)));
+    return null;
   }
 
   /** Counts entries by type over every shard (for checkers and reports). */

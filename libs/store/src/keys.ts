@@ -10,8 +10,16 @@ export class KeyBuilder {
   constructor(
     readonly prefix: string = 'ss',
     readonly shards: number = DEFAULT_SHARDS,
+    /** Queue partitions (1 on a single Redis); see queuePrefixOf. */
+    readonly partitions: number = 1,
   ) {
     if (!/^[A-Za-z0-9_.-]+$/.test(prefix)) throw new TypeError(`invalid key prefix "${prefix}"`);
+    if (!Number.isInteger(partitions) || partitions < 1) throw new RangeError(`invalid partition count ${partitions}`);
+  }
+
+  /** The same keys with another partition count (reading a former layout while P changes). */
+  withPartitions(partitions: number): KeyBuilder {
+    return new KeyBuilder(this.prefix, this.shards, partitions);
   }
 
   shard(hexKey: string): number {
@@ -144,10 +152,26 @@ export class KeyBuilder {
   }
 
   /**
-   * BullMQ's key prefix. The braces make every key of a queue share one hash
-   * slot, which BullMQ needs on Redis Cluster.
+   * BullMQ's key prefix with one partition, and of the unpartitioned `dead`
+   * queue. The braces make every key of a queue share one hash slot, which
+   * BullMQ needs on Redis Cluster.
    */
   get queuePrefix(): string {
     return `{${this.prefix}q}`;
+  }
+
+  /**
+   * BullMQ's key prefix of queue partition `partition`. With one partition it is
+   * `queuePrefix` (the single-Redis layout, unchanged). With more, partition p
+   * carries the shard tag `{sNN}` of p: each partition is its own slot, and with
+   * as many partitions as shards a deliver job's queue keys share the slot (so
+   * the master) of its operation's state.
+   */
+  queuePrefixOf(partition: number): string {
+    if (this.partitions === 1) return this.queuePrefix;
+    if (!Number.isInteger(partition) || partition < 0 || partition >= this.partitions) {
+      throw new RangeError(`partition ${partition} is not in 0..${this.partitions - 1}`);
+    }
+    return `${this.prefix}:${shardTag(partition)}:q`;
   }
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 import { runScript } from './scripts';
 
 /**
@@ -9,7 +9,7 @@ import { runScript } from './scripts';
  */
 export class RedisMutex {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly key: string,
     private readonly owner: string,
   ) {}

@@ -1,4 +1,6 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
+import type { ChainableCommander } from 'ioredis';
+import { execAcrossSlots } from './cross-slot';
 import type { KeyBuilder } from './keys';
 import {
   SUMMARY_FIELDS,
@@ -17,7 +19,7 @@ import {
  */
 export class OperationReader {
   constructor(
-    protected readonly redis: Redis,
+    protected readonly redis: RedisClient,
     protected readonly keys: KeyBuilder,
   ) {}
 
@@ -38,12 +40,10 @@ export class OperationReader {
   /** Status, stored job and lock TTL of several operations, in one round trip. */
   async probe(operationKeys: readonly string[]): Promise<OperationProbe[]> {
     if (operationKeys.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const key of operationKeys) {
-      pipeline.hmget(this.keys.op(key), 'status', 'job');
-      pipeline.pttl(this.keys.lock(key));
-    }
-    const replies = (await pipeline.exec()) ?? [];
+    const replies = await execAcrossSlots(
+      this.redis,
+      operationKeys.flatMap((key) => [(p: ChainableCommander) => p.hmget(this.keys.op(key), 'status', 'job'), (p: ChainableCommander) => p.pttl(this.keys.lock(key))]),
+    );
     return operationKeys.map((operationKey, i) => {
       const [hashErr, fields] = replies[2 * i] ?? [null, null];
       const [ttlErr, ttl] = replies[2 * i + 1] ?? [null, -2];
@@ -62,9 +62,7 @@ export class OperationReader {
   /** Status, recipient, channel, reason and last error of several operations, in one round trip. */
   async summaries(operationKeys: readonly string[]): Promise<OperationSummary[]> {
     if (operationKeys.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const key of operationKeys) pipeline.hmget(this.keys.op(key), ...SUMMARY_FIELDS);
-    const replies = (await pipeline.exec()) ?? [];
+    const replies = await execAcrossSlots(this.redis, operationKeys.map((key) => (p) => p.hmget(this.keys.op(key), ...SUMMARY_FIELDS)));
     return operationKeys.map((operationKey, i) => {
       const [err, fields] = replies[i] ?? [null, null];
       if (err) throw err;

@@ -1,4 +1,6 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
+import type { ChainableCommander } from 'ioredis';
+import { execAcrossSlots } from './cross-slot';
 import type { KeyBuilder } from './keys';
 import { runScript } from './scripts';
 
@@ -25,7 +27,7 @@ export type ReplayStateResult =
  * Re-enqueueing the deliver job is the caller's part (libs/queues `replay`).
  */
 export async function replayOperationState(
-  redis: Redis,
+  redis: RedisClient,
   keys: KeyBuilder,
   request: ReplayRequest,
   options: { retentionMs: number; now?: () => number },
@@ -55,19 +57,20 @@ export async function replayOperationState(
 
 /** Suppressed operations (newest first) still within retention, over every shard. */
 export async function listSuppressed(
-  redis: Redis,
+  redis: RedisClient,
   keys: KeyBuilder,
   options: { retentionMs: number; limit?: number; now?: () => number },
 ): Promise<{ operationKey: string; suppressedAt: number }[]> {
   const now = (options.now ?? Date.now)();
   const limit = options.limit ?? 1000;
-  const pipeline = redis.pipeline();
-  for (const key of keys.allSuppressedIndexes()) {
-    // Past retention the state is gone too: trim as we read.
-    pipeline.zremrangebyscore(key, '-inf', now - options.retentionMs);
-    pipeline.zrevrangebyscore(key, '+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, limit);
-  }
-  const results = (await pipeline.exec()) ?? [];
+  const results = await execAcrossSlots(
+    redis,
+    keys.allSuppressedIndexes().flatMap((key) => [
+      // Past retention the state is gone too: trim as we read.
+      (p: ChainableCommander) => p.zremrangebyscore(key, '-inf', now - options.retentionMs),
+      (p: ChainableCommander) => p.zrevrangebyscore(key, '+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, limit),
+    ]),
+  );
   const all: { operationKey: string; suppressedAt: number }[] = [];
   for (let i = 1; i < results.length; i += 2) {
     const [err, flat] = results[i] as [Error | null, string[]];

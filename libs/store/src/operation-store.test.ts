@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
 import { createRedis } from './connection';
 import { KeyBuilder } from './keys';
@@ -9,7 +10,7 @@ import { MessageStore } from './message-store';
 import { checkRedisServer } from './redis-check';
 
 let server: TestRedis;
-let redis: Redis;
+let redis: RedisClient;
 const keys = new KeyBuilder('t', 4);
 const clock = 1_700_000_000_000;
 const now = () => clock;
@@ -142,9 +143,9 @@ describe('message records', () => {
 
 describe('redis check', () => {
   it('finds the test server healthy and flags an evicting policy', async () => {
-    expect((await checkRedisServer(redis)).problems).toEqual([]);
+    expect((await checkRedisServer(redis as Redis)).problems).toEqual([]);
     await redis.config('SET', 'maxmemory-policy', 'allkeys-lru');
-    const { problems } = await checkRedisServer(redis);
+    const { problems } = await checkRedisServer(redis as Redis);
     expect(problems.join('\n')).toMatch(/noeviction/);
     await redis.config('SET', 'maxmemory-policy', 'noeviction');
   });

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 import type { OperationStatus } from '@singleshot/core';
 import type { KeyBuilder } from './keys';
 import { OperationReader } from './operation-reader';
@@ -60,7 +60,7 @@ export class OperationStore extends OperationReader {
   private readonly now: () => number;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     keys: KeyBuilder,
     private readonly options: OperationStoreOptions,
   ) {

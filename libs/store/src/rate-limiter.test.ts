@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
 import { createRedis } from './connection';
 import { KeyBuilder } from './keys';
@@ -7,7 +7,7 @@ import { RateLimiter } from './rate-limiter';
 import { RedisMutex } from './mutex';
 
 let server: TestRedis;
-let redis: Redis;
+let redis: RedisClient;
 const keys = new KeyBuilder('rl', 4);
 let clock = 1_700_000_000_000;
 let limiter: RateLimiter;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 import { normalizeRecipient } from '@singleshot/core';
 import type { KeyBuilder } from './keys';
 import { runScript } from './scripts';
@@ -26,7 +26,7 @@ export type RateLimitVerdict =
  */
 export class RateLimiter {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeyBuilder,
     private readonly now: () => number = Date.now,
   ) {}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 import { TERMINAL_STATUSES } from '@singleshot/core';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
 import { createRedis } from './connection';
@@ -97,7 +97,7 @@ describe('script options', () => {
 
 describe('runScript', () => {
   let server: TestRedis;
-  let redis: Redis;
+  let redis: RedisClient;
   const keys = new KeyBuilder('so', 2);
 
   beforeAll(async () => {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 import { SingleshotError } from '@singleshot/core';
 import claim from './lua/claim-4.lua';
 import commit from './lua/commit-6.lua';
@@ -52,7 +52,7 @@ export class ScriptKeysError extends SingleshotError {
 
 type ScriptFn = (...args: (string | number)[]) => Promise<unknown>;
 
-const registered = new WeakSet<Redis>();
+const registered = new WeakSet<RedisClient>();
 
 /** The number of KEYS a script takes: the N of `name-N.lua`. */
 export function keyCount(file: ScriptName): number {
@@ -60,7 +60,7 @@ export function keyCount(file: ScriptName): number {
 }
 
 /** Registers every script on a connection once. */
-export function loadScripts(redis: Redis): void {
+export function loadScripts(redis: RedisClient): void {
   if (registered.has(redis)) return;
   for (const [file, lua] of Object.entries(SCRIPTS)) {
     redis.defineCommand(commandName(file as ScriptName), { numberOfKeys: keyCount(file as ScriptName), lua });
@@ -79,7 +79,7 @@ function commandName(file: ScriptName): string {
  * key as an argument, or an argument as a key.
  */
 export async function runScript<N extends ScriptName>(
-  redis: Redis,
+  redis: RedisClient,
   file: N,
   keys: string[],
   options: ScriptOptions[N],

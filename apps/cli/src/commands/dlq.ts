@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { hostname, userInfo } from 'node:os';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import type { Config } from '@singleshot/config';
 import {
   listDead,
@@ -11,8 +11,8 @@ import {
   type ReplayDeps,
   type ReplayResult,
 } from '@singleshot/queues';
-import { JournalReader, KeyBuilder, OperationStore } from '@singleshot/store';
-import { loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
+import { JournalReader, OperationStore } from '@singleshot/store';
+import { keysOf, loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
 import { formatTime, printTable } from '../format';
 import { connectForCommand } from './queues';
 
@@ -25,10 +25,10 @@ interface DlqContext extends ReplayDeps {
 
 async function withDlq<T>(configFile: string | undefined, fn: (ctx: DlqContext) => Promise<T>): Promise<T> {
   const config = loadConfigOrExit(configFile);
-  const redis: Redis = await connectForCommand(config);
-  const keys = new KeyBuilder(config.redis.keyPrefix, config.redis.shards);
+  const redis: RedisClient = await connectForCommand(config);
+  const keys = keysOf(config);
   const retentionMs = retentionMsOf(config);
-  const queues = openQueues(redis, keys.queuePrefix);
+  const queues = openQueues(redis, keys);
   try {
     return await fn({
       config,

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import type { Redis } from 'ioredis';
-import { JournalReader, KeyBuilder, compareStreamIds, type JournalEntry } from '@singleshot/store';
-import { loadConfigOrExit } from '@singleshot/runtime';
+import type { RedisClient } from '@singleshot/store';
+import { JournalReader, compareStreamIds, type JournalEntry, type KeyBuilder } from '@singleshot/store';
+import { keysOf, loadConfigOrExit } from '@singleshot/runtime';
 import { formatTime, printTable } from '../format';
 import { connectForCommand } from './queues';
 
@@ -61,7 +61,7 @@ export function registerJournal(program: Command): void {
     .option('--json', 'one JSON object per line')
     .action(async (opts: { since?: number; limit: number; follow?: boolean; config?: string; json?: boolean }) => {
       const config = loadConfigOrExit(opts.config);
-      const keys = new KeyBuilder(config.redis.keyPrefix, config.redis.shards);
+      const keys = keysOf(config);
       const redis = await connectForCommand(config);
       const reader = new JournalReader(redis, keys);
       const print = (entries: JournalEntry[], header: boolean) => {
@@ -92,7 +92,7 @@ export function registerJournal(program: Command): void {
 }
 
 /** Prints new entries as they come (XREAD BLOCK on its own connection) until SIGINT/SIGTERM. */
-async function follow(blocking: Redis, keys: KeyBuilder, after: Map<number, string>, print: (e: JournalEntry[]) => void): Promise<void> {
+async function follow(blocking: RedisClient, keys: KeyBuilder, after: Map<number, string>, print: (e: JournalEntry[]) => void): Promise<void> {
   const reader = new JournalReader(blocking, keys);
   let stopped = false;
   const stop = () => {

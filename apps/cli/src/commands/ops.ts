@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { DocumentStateStore, KeyBuilder, JournalReader, MessageStore, OperationStore, type DocumentRecord } from '@singleshot/store';
+import { DocumentStateStore, JournalReader, MessageStore, OperationStore, type DocumentRecord, type KeyBuilder } from '@singleshot/store';
 import { connectForCommand } from './queues';
-import { loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
+import { keysOf, loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
 import { formatTime, printTable } from '../format';
 
 /** Read-only access to the stores, for operator commands. */
@@ -12,7 +12,7 @@ export async function withStores<T>(
   const config = loadConfigOrExit(configFile);
   // With the config's password and TLS, and a clear error when Redis does not answer.
   const redis = await connectForCommand(config);
-  const keys = new KeyBuilder(config.redis.keyPrefix, config.redis.shards);
+  const keys = keysOf(config);
   const retentionMs = retentionMsOf(config);
   try {
     return await fn({

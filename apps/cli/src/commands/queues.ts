@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { QUEUES, openQueues } from '@singleshot/queues';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import { redactUrl, type Config } from '@singleshot/config';
-import { KeyBuilder, createRedis } from '@singleshot/store';
-import { loadConfigOrExit } from '@singleshot/runtime';
+import { createRedis } from '@singleshot/store';
+import { keysOf, loadConfigOrExit, redisConnectionOptions } from '@singleshot/runtime';
 import { printTable } from '../format';
 
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'failed', 'completed'] as const;
@@ -20,20 +20,14 @@ export interface QueueCountsRow {
  * TLS, resolved once it answers (or rejected after `timeoutMs` with where it
  * tried, never a hang). `worker` connections may block (XREAD BLOCK).
  */
-export async function connectForCommand(config: Config, role: 'client' | 'worker' = 'client', timeoutMs = 5_000): Promise<Redis> {
-  const redis = createRedis({
-    url: config.redis.url,
-    role,
-    name: `singleshot:cli${role === 'worker' ? ':follow' : ''}`,
-    ...(config.redis.password ? { password: config.redis.password } : {}),
-    ...(config.redis.tls ? { tls: config.redis.tls } : {}),
-  });
+export async function connectForCommand(config: Config, role: 'client' | 'worker' = 'client', timeoutMs = 5_000): Promise<RedisClient> {
+  const redis = createRedis(redisConnectionOptions(config, role, `singleshot:cli${role === 'worker' ? ':follow' : ''}`));
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
       redis.ping(),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`cannot reach Redis at ${redactUrl(config.redis.url)} within ${timeoutMs} ms`)), timeoutMs);
+        timer = setTimeout(() => reject(new Error(`cannot reach Redis at ${config.redis.cluster ? config.redis.cluster.nodes.join(',') : redactUrl(config.redis.url)} within ${timeoutMs} ms`)), timeoutMs);
       }),
     ]);
     return redis;
@@ -55,13 +49,21 @@ export function registerQueues(program: Command): void {
     .action(async (opts: { config?: string; json?: boolean }) => {
       const config = loadConfigOrExit(opts.config);
       const redis = await connectForCommand(config);
-      const keys = new KeyBuilder(config.redis.keyPrefix, config.redis.shards);
-      const queues = openQueues(redis, keys.queuePrefix);
+      const keys = keysOf(config);
+      const queues = openQueues(redis, keys);
       try {
+        // One row per queue, summed over its partitions (paused if any partition is).
+        const groups = [
+          [QUEUES.decide, queues.decideAll],
+          [QUEUES.deliver, queues.deliverAll],
+          [QUEUES.render, [queues.render]],
+          [QUEUES.dead, [queues.dead]],
+        ] as const;
         const rows: QueueCountsRow[] = await Promise.all(
-          [queues.decide, queues.deliver, queues.render, queues.dead].map(async (q) => {
-            const [c, paused] = await Promise.all([q.getJobCounts(...QUEUE_STATES), q.isPaused()]);
-            return { queue: q.name, counts: Object.fromEntries(QUEUE_STATES.map((s) => [s, c[s] ?? 0])) as Record<QueueState, number>, paused };
+          groups.map(async ([name, list]) => {
+            const read = await Promise.all(list.map((q) => Promise.all([q.getJobCounts(...QUEUE_STATES), q.isPaused()] as const)));
+            const counts = Object.fromEntries(QUEUE_STATES.map((s) => [s, read.reduce((n, [c]) => n + (c[s] ?? 0), 0)])) as Record<QueueState, number>;
+            return { queue: name, counts, paused: read.some(([, paused]) => paused) };
           }),
         );
         if (opts.json) {

@@ -59,7 +59,7 @@ export async function startCommand(opts: { only?: string; config?: string; proce
   const config: Config = loadConfigOrExit(opts.config);
   refuseUnsafeListeners(config, only);
   let embedded: EmbeddedRedis | undefined;
-  if (!redisWasNamed(opts.config) && !(await redisAnswers(config.redis.url))) {
+  if (!config.redis.cluster && !redisWasNamed(opts.config) && !(await redisAnswers(config.redis.url))) {
     try {
       embedded = await startEmbeddedRedis();
     } catch (err) {

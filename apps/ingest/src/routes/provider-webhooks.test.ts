@@ -3,7 +3,7 @@ import express from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import { mailMessageKey } from '@singleshot/core';
 import { parseRawMail, type ParsedMail } from '@singleshot/mail';
 import { createRedis, KeyBuilder } from '@singleshot/store';
@@ -29,7 +29,7 @@ import {
 
 // ------------------------------------------------------------ the server
 let redisServer: TestRedis;
-let redis: Redis;
+let redis: RedisClient;
 let server: Server;
 let base: string;
 const keys = new KeyBuilder('twh', 4);

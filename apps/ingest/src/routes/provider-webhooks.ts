@@ -1,5 +1,5 @@
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import { mailInputFromParts, parseRawMail, type ParsedMail } from '@singleshot/mail';
 import {
   PROVIDER_STATUS,
@@ -41,7 +41,7 @@ export interface ProviderWebhookDeps {
   /** Resolves once the decide job is in Redis; throws StoreUnavailableError when Redis is down. */
   acceptMail(parsed: ParsedMail, via: string): Promise<{ messageKey: string; status: 'accepted' | 'duplicate' }>;
   /** For replay refusal (Mailgun tokens); a fail-fast producer connection. */
-  redis: Pick<Redis, 'set' | 'del'>;
+  redis: Pick<RedisClient, 'set' | 'del'>;
   keys: Pick<KeyBuilder, 'webhookToken'>;
   logger: RouteLogger;
   /** Body limit; default 26 MiB (Mailgun and Postmark accept mails up to 25 MB, plus encoding). */

@@ -10,7 +10,7 @@
  * after a restart.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import { createRedis, ImapCursorStore, KeyBuilder } from '@singleshot/store';
 import { startDovecot, type TestDovecot, startTestRedis, type TestRedis } from '@singleshot/test-harness';
 import { parseImapMail } from './parse-imap-mail';
@@ -22,7 +22,7 @@ const quiet: ImapLogger = { debug: () => undefined, info: () => undefined, warn:
 
 let dovecot: TestDovecot;
 let redisServer: TestRedis;
-let redis: Redis;
+let redis: RedisClient;
 let cursors: ImapCursorStore;
 
 beforeAll(async () => {

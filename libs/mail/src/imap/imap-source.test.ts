@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@singleshot/store';
 import { mailMessageKey, RetryableError } from '@singleshot/core';
 import { createRedis, ImapCursorStore, KeyBuilder } from '@singleshot/store';
 import { startDovecot, type TestDovecot, startTestRedis, waitUntil, type TestRedis } from '@singleshot/test-harness';
@@ -11,7 +11,7 @@ import type { HandOverMeta, ImapLogger, ImapSourceOptions } from './types';
 
 let dovecot: TestDovecot;
 let redisServer: TestRedis;
-let redis: Redis;
+let redis: RedisClient;
 let cursors: ImapCursorStore;
 
 beforeAll(async () => {

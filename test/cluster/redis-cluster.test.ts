@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Queue } from 'bullmq';
+import { ActiveIndex, JournalReader, KeyBuilder, checkRedisServers, createRedis, isCluster, slotOf, waitForReplicas, whenReady, type RedisClient } from '@singleshot/store';
+import { startTestRedisCluster, waitUntil, type TestRedisCluster } from '@singleshot/test-harness';
+
+let cluster: TestRedisCluster;
+let redis: RedisClient;
+
+beforeAll(async () => {
+  cluster = await startTestRedisCluster();
+  redis = createRedis({ url: 'redis://unused', role: 'client', clusterNodes: cluster.seeds.slice(0, 2) });
+  await whenReady(redis);
+}, 120_000);
+
+afterAll(async () => {
+  redis?.disconnect();
+  await cluster?.destroy();
+});
+
+describe('the test cluster and the connection factory', () => {
+  it('connects as a cluster client and checks every master (3 of them, each with a replica)', async () => {
+    expect(isCluster(redis)).toBe(true);
+    const checks = await checkRedisServers(redis, 1);
+    expect(checks).toHaveLength(3);
+    for (const c of checks) {
+      expect(c.problems).toEqual([]);
+      expect(c.replicas).toBe(1);
+    }
+  });
+
+  it('computes the same slot as the server for tagged and untagged keys', async () => {
+    for (const key of ['ss:{s07}:op:abc', '{ssq}:decide:wait', 'plain-key', 'ss:{s12}:q:deliver-12:id']) {
+      const server = Number(await cluster.cli(cluster.nodes[0]!, 'CLUSTER', 'KEYSLOT', key));
+      expect(slotOf(key)).toBe(server);
+    }
+  });
+
+  it('spreads 16 queue partitions over all 3 masters', async () => {
+    const keys = new KeyBuilder('ss', 16, 16);
+    const masters = new Set<string>();
+    for (let p = 0; p < 16; p++) {
+      const slot = slotOf(keys.queuePrefixOf(p));
+      if (isCluster(redis)) masters.add(redis.slots[slot]![0]!);
+    }
+    expect(masters.size).toBe(3);
+  });
+
+  it('WAIT reaches the replica of the master that took the write; a BullMQ queue with a tagged prefix works', async () => {
+    const keys = new KeyBuilder('ss', 16, 16);
+    const queue = new Queue('deliver-03', { connection: redis, prefix: keys.queuePrefixOf(3) });
+    await queue.add('x', { n: 1 }, { jobId: 'job-1' });
+    await waitForReplicas(redis, [keys.queuePrefixOf(3)], 1, 2000);
+    expect(await queue.getJobCounts('waiting')).toEqual({ waiting: 1 });
+    await queue.close();
+  });
+
+  it('reads the journal and the indexes of every shard across masters (tail, follow, in-doubt count)', async () => {
+    const keys = new KeyBuilder('jr', 16, 16);
+    const journal = new JournalReader(redis, keys);
+    for (let shard = 0; shard < 16; shard++) await redis.xadd(keys.journal(shard), '*', 'type', 'sent', 'op', `op-${shard}`);
+    const tail = await journal.tail(100);
+    expect(new Set(tail.map((e) => e.shard)).size).toBe(16);
+    const after = new Map<number, string>();
+    expect(await journal.follow(after, 50)).toEqual([]);
+    await redis.xadd(keys.journal(5), '*', 'type', 'dead');
+    await redis.xadd(keys.journal(11), '*', 'type', 'in_doubt');
+    const seen = await waitUntil(async () => {
+      const got = await journal.follow(after, 50);
+      return got.length ? got : undefined;
+    }, 'followed entries', { timeoutMs: 10_000 });
+    expect(seen.map((e) => [e.shard, e.type]).sort()).toEqual([[11, 'in_doubt'], [5, 'dead']].sort());
+    for (const shard of [2, 9, 14]) await redis.zadd(keys.activeIndex(shard), -Date.now(), `op-${shard}`);
+    expect(await new ActiveIndex(redis, keys).inDoubtCount()).toBe(3);
+  });
+
+  it('survives a SIGKILLed master: its replica is promoted and the written keys are still there', async () => {
+    await redis.set('ss:{s01}:probe', 'kept');
+    await waitForReplicas(redis, ['ss:{s01}:probe'], 1, 2000);
+    const nodeKey = isCluster(redis) ? redis.slots[slotOf('ss:{s01}:probe')]![0]! : '';
+    const victim = cluster.nodes.find((n) => n.address === nodeKey)!;
+    await cluster.kill9(victim);
+    await cluster.waitForPromotion(victim);
+    expect(await waitUntil(() => redis.get('ss:{s01}:probe'), 'the key after failover', { timeoutMs: 30_000 })).toBe('kept');
+    const masters = await cluster.masters();
+    expect(masters.map((m) => m.address)).not.toContain(victim.address);
+    expect(masters).toHaveLength(3);
+    // The promoted master has no replica until its old master returns: WAIT asks
+    // only for the replicas it has, so acceptances go on (not 503 for ever).
+    await waitUntil(async () => {
+      await redis.set('ss:{s01}:probe', 'again');
+      await waitForReplicas(redis, ['ss:{s01}:probe'], 1, 500);
+      return true;
+    }, 'WAIT on the promoted master to pass', { timeoutMs: 30_000, intervalMs: 500 });
+  });
+});
