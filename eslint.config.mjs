@@ -8,6 +8,8 @@ import nx from '@nx/eslint-plugin';
 // TypeScript imports (`npm run lint` refreshes it first with `nx show projects`).
 const constraints = (extraForTests) => [
   { sourceTag: 'scope:core', onlyDependOnLibsWithTags: extraForTests ? ['type:test'] : [] },
+  // The published producer client (@singleshot/client) ships alone: nothing of ours at run time.
+  { sourceTag: 'scope:client', onlyDependOnLibsWithTags: extraForTests ? ['type:test'] : [] },
   { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib', ...(extraForTests ? ['type:test'] : [])] },
   { sourceTag: 'app:ingest', notDependOnLibsWithTags: ['app:decision', 'app:delivery', 'app:cli', 'app:dashboard'] },
   { sourceTag: 'app:decision', notDependOnLibsWithTags: ['app:ingest', 'app:delivery', 'app:cli', 'app:dashboard'] },

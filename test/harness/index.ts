@@ -9,3 +9,6 @@ export * from './mail-webhook-fixtures';
 export * from './redis-cluster';
 export * from './test-backend';
 export * from './s3-server';
+export * from './fake-provider-api';
+export * from './fake-provider-dialects';
+export * from './native-fault-matrix';

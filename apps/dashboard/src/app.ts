@@ -8,6 +8,7 @@ import { BOARD_PATH, boardRouter } from './board';
 import { boardGuard } from './board-guard';
 import type { AdminApiDeps } from './deps';
 import { sendError } from '@singleshot/http';
+import { ADMIN_OPENAPI } from './openapi';
 import { originGuard } from './origin-guard';
 
 export interface DashboardAppOptions {
@@ -36,6 +37,7 @@ export function createDashboardApp(options: DashboardAppOptions): express.Expres
   app.get('/healthz', (req, res) => void livenessHandler()(req, res));
   app.get('/readyz', (req, res) => void readinessHandler(options.ready, { logger: api.logger })(req, res));
   app.get('/metrics', (req, res) => void metricsHandler(options.registry)(req, res));
+  app.get('/openapi.json', (_req, res) => void res.json(ADMIN_OPENAPI));
   app.get('/', (_req, res) => res.redirect(302, BOARD_PATH));
 
   const auth = requireAuth(credentials, api.logger);

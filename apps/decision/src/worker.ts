@@ -1,6 +1,7 @@
 import { UnrecoverableError } from 'bullmq';
 import { partitionOf, type DecideJobData, type DeliverJobData, type RecipientKind } from '@singleshot/core';
 import { QUEUES, addDead, decideJobSchema, enqueueDeliveries, enqueueRenders, formatIssues } from '@singleshot/queues';
+import { recipientKindOf } from '@singleshot/providers';
 import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/runtime';
 import { decide, type DecideOutcome } from './decide';
 
@@ -31,7 +32,8 @@ export function startDecision(rt: Runtime): DecisionApp {
     logger,
     metrics: rt.metrics,
     // A channel with an SMTP provider takes mail addresses; the others (http, log) any text.
-    recipientKind: (channel: string): RecipientKind => ((rt.config.providers[channel] ?? []).some((p) => p.type === 'smtp') ? 'email' : 'text'),
+    // Mail providers take addresses, twilio-sms E.164 numbers, slack conversation or user ids; the others (http, log) any text.
+    recipientKind: (channel: string): RecipientKind => recipientKindOf((rt.config.providers[channel] ?? []).map((p) => p.type)),
     deadOnArrival: { operations: rt.operations, addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record), workerId: rt.workerId },
   };
   const partitions = consumedPartitions(rt.keys, QUEUES.decide, undefined, rt.config.redis.formerPartitions);

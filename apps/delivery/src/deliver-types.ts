@@ -38,8 +38,7 @@ export interface DeliverDeps {
   /** The ordered provider chain of a channel. */
   providers(channel: string): Provider[];
   addDead(record: DeadJobData): Promise<void>;
-  policy: Pick<DeliveryConfig, 'leaseMs' | 'attempts' | 'backoffMs' | 'backoffCapMs' | 'inDoubtPolicy'> &
-    Partial<Pick<DeliveryConfig, 'providerAttempts'>>;
+  policy: Pick<DeliveryConfig, 'leaseMs' | 'attempts' | 'backoffMs' | 'backoffCapMs' | 'inDoubtPolicy' | 'providerAttempts'>;
   /** Circuit breakers per channel and provider (this process's view); none: every provider is always tried. */
   breakers?: Pick<BreakerRegistry, 'get'>;
   /** Per-recipient limits; none: no limit. */

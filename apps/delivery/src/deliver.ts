@@ -119,7 +119,7 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
   const prior: AttemptRecord[] = claim.attempts > 1 ? await deps.operations.history(job.operationKey) : [];
   // A previous attempt may have reached a provider: reconcile before any send (docs/protocol.md invariant 5).
   if (claim.previousStatus === 'sending' || claim.previousStatus === 'in_doubt') {
-    const verdict = await reconcile(job.operationKey, chain, claim, deps);
+    const verdict = await reconcile(job.operationKey, chain, claim, deps, { recipient: job.recipient, since: job.firstArrivalAt });
     switch (verdict.kind) {
       case 'found':
         a.record({ step: 'reconcile', outcome: 'sent', provider: verdict.provider, externalId: verdict.externalId, note: 'reconciled by lookup' });

@@ -35,7 +35,7 @@ function deps(limits: { global?: { max: number; windowSeconds: number }; routes?
     operations: ops,
     providers: () => [sink],
     addDead: async () => undefined,
-    policy: { leaseMs: 5000, attempts: 3, backoffMs: [10], backoffCapMs: 1000, inDoubtPolicy: 'resend' },
+    policy: { leaseMs: 5000, attempts: 3, backoffMs: [10], backoffCapMs: 1000, inDoubtPolicy: 'resend', providerAttempts: 2 },
     limits: {
       limiter: new RateLimiter(redis, keys),
       ...(limits.global ? { perRecipient: limits.global } : {}),

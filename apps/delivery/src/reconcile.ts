@@ -1,6 +1,6 @@
 import { describeError } from '@singleshot/core';
 import type { OperationStatus } from '@singleshot/core';
-import type { Provider } from '@singleshot/providers';
+import type { LookupTarget, Provider } from '@singleshot/providers';
 import type { DeliverDeps, ErrorInfo } from './deliver-types';
 import type { LeaseKeeper } from './lease-keeper';
 
@@ -23,6 +23,7 @@ export async function reconcile(
   chain: Provider[],
   claim: { previousStatus: OperationStatus; lastProvider: string; keeper: LeaseKeeper },
   deps: Pick<DeliverDeps, 'policy' | 'metrics' | 'logger'>,
+  target?: LookupTarget,
 ): Promise<ReconcileVerdict> {
   const named = chain.find((p) => p.name === claim.lastProvider);
   const suspects = claim.previousStatus === 'in_doubt' && named ? [named] : chain;
@@ -37,7 +38,7 @@ export async function reconcile(
       const found = await provider.lookup(operationKey, {
         signal: claim.keeper.signal,
         timeoutMs: Math.max(100, claim.keeper.remainingMs() / 2),
-      });
+      }, target);
       if (found.found) {
         deps.metrics.reconciliations.inc({ provider: provider.name, outcome: 'found' });
         return { kind: 'found', provider: provider.name, externalId: found.externalId };

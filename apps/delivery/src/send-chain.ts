@@ -9,9 +9,6 @@ export function commitMarginMs(leaseMs: number): number {
   return Math.min(2_000, Math.floor(leaseMs * 0.2));
 }
 
-/** Calls to one provider within an operation before falling back, when the policy does not say. */
-export const DEFAULT_PROVIDER_ATTEMPTS = 2;
-
 const ALWAYS: BreakerPermit = { allowed: true, trial: false };
 
 /**
@@ -25,7 +22,7 @@ const ALWAYS: BreakerPermit = { allowed: true, trial: false };
  */
 export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], prior: AttemptRecord[]): Promise<Ending> {
   const { job, deps } = a;
-  const perProvider = deps.policy.providerAttempts ?? DEFAULT_PROVIDER_ATTEMPTS;
+  const perProvider = deps.policy.providerAttempts;
   const plan = planChain({ providers: chain.map((p) => p.name), history: [...prior, ...a.history], perProviderAttempts: perProvider });
   const byName = new Map(chain.map((p) => [p.name, p] as const));
   const order = plan.order.map((name) => byName.get(name) as Provider);

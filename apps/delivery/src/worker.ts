@@ -1,7 +1,7 @@
 import { DelayedError } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
 import type { RateLimitConfig } from '@singleshot/config';
-import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider, type ProviderOptions } from '@singleshot/providers';
+import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider } from '@singleshot/providers';
 import { QUEUES, addDead, deliverJobSchema, ensureDeadRecord, formatIssues } from '@singleshot/queues';
 import { RateLimiter } from '@singleshot/store';
 import { PartitionWorkers, consumedPartitions, documentLinkSecret, type Runtime } from '@singleshot/runtime';
@@ -25,7 +25,7 @@ export function buildProviders(rt: Pick<Runtime, 'config' | 'logger'>): Map<stri
   for (const [channel, list] of Object.entries(rt.config.providers)) {
     chains.set(
       channel,
-      list.map((options) => createProvider(options as ProviderOptions, { logger: rt.logger.child({ provider: options.name }) })),
+      list.map((options) => createProvider(options, { logger: rt.logger.child({ provider: options.name }) })),
     );
   }
   return chains;
@@ -43,8 +43,8 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   const { delivery } = rt.config;
   // Breaker state is per process (see breaker.ts); the gauge shows this process's view.
   const breakers = new BreakerRegistry({
-    failureThreshold: delivery.breaker?.failureThreshold ?? 5,
-    cooldownMs: delivery.breaker?.cooldownMs ?? 30_000,
+    failureThreshold: delivery.breaker.failureThreshold,
+    cooldownMs: delivery.breaker.cooldownMs,
     onStateChange: (channel, provider, state) => {
       rt.metrics.breakerState.set({ channel, provider }, breakerGaugeValue(state));
       logger.warn({ channel, provider, state }, 'provider circuit breaker changed state');
@@ -95,7 +95,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
     keys: rt.keys,
     deliverQueues: rt.queues,
     workerId: rt.workerId,
-    intervalMs: delivery.sweepIntervalMs ?? 10_000,
+    intervalMs: delivery.sweepIntervalMs,
     leaseMs,
     logger: logger.child({ component: 'sweeper' }),
   });

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import { livenessHandler, metricsHandler, readinessHandler, type ReadinessCheck } from '@singleshot/observability';
 import { TokenBuckets, inFlightLimit, sendError } from '@singleshot/http';
 import type { IngestContext } from './context';
+import { INGEST_OPENAPI } from './openapi';
 import type { Producer } from './producer-auth';
 import { eventsRouter } from './routes/events';
 import { rawMailRouter } from './routes/mail-raw';
@@ -37,6 +38,7 @@ export function createIngestApp({ ctx, registry, ready, providerWebhooks, docume
   app.get('/healthz', (req, res) => void livenessHandler()(req, res));
   app.get('/readyz', (req, res) => void readinessHandler(ready, { logger: ctx.logger })(req, res));
   app.get('/metrics', (req, res) => void metricsHandler(registry)(req, res));
+  app.get('/openapi.json', (_req, res) => void res.json(INGEST_OPENAPI));
 
   // Shed load before any body is read: memory stays bounded however many arrive.
   app.use('/v1', inFlightLimit(ctx.limits.maxRequestsInFlight, 1));

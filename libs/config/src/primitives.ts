@@ -18,6 +18,14 @@ export const nonNegativeInt = z.int().min(0);
 
 export const nonEmpty = z.string().min(1, 'must not be empty');
 
+/** A sender: `addr@domain` or `"Name" <addr@domain>` (the provider parses it once more). */
+export const mailboxAddress = z
+  .string()
+  .regex(/^(?:[^<>@\s]+@[^<>@\s]+\.[^<>@\s]+|[^<>]*<[^<>@\s]+@[^<>@\s]+\.[^<>@\s]+>\s*)$/, 'must be addr@domain or "Name" <addr@domain>');
+
+/** An `http://` or `https://` URL. */
+export const httpUrl = z.url({ protocol: /^https?$/, error: 'Invalid URL' });
+
 /** Ids that end up inside Redis keys and operation keys: no `:`, spaces or braces. */
 export const identifier = z
   .string()

@@ -2,7 +2,7 @@ import type { Config } from './schema';
 
 export const REDACTED = '[redacted]';
 
-const SECRET_KEYS = new Set(['password', 'secret', 'token', 'signingSecrets', 'signingKey', 'key', 'secretAccessKey']);
+const SECRET_KEYS = new Set(['password', 'secret', 'token', 'signingSecrets', 'signingKey', 'key', 'apiKey', 'authToken', 'secretAccessKey', 'sessionToken']);
 /** Header names whose values are credentials (provider `headers`). */
 const SECRET_HEADER = /authorization|cookie|token|secret|key|signature|password/i;
 

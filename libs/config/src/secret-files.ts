@@ -14,8 +14,10 @@ const SECRET_FILE_KEYS: Readonly<Record<string, { target: string; list?: boolean
   secretFile: { target: 'secret' },
   tokenFile: { target: 'token' },
   caFile: { target: 'ca' },
-  signingKeyFile: { target: 'signingKey' },
+  apiKeyFile: { target: 'apiKey' },
+  authTokenFile: { target: 'authToken' },
   secretAccessKeyFile: { target: 'secretAccessKey' },
+  signingKeyFile: { target: 'signingKey' },
   keyFile: { target: 'key' },
   // One secret per line; blank lines ignored.
   signingSecretsFile: { target: 'signingSecrets', list: true },

@@ -5,8 +5,18 @@
  * evil@x"` is a header injection in a mail and a log-forging line in a log).
  */
 
-/** How a channel's recipients are checked: `email` for channels with an SMTP provider, `text` for the others. */
-export type RecipientKind = 'email' | 'text';
+/**
+ * How a channel's recipients are checked: `email` for channels with a mail
+ * provider (smtp, ses, sendgrid), `phone` (E.164) for SMS, `slack` (a
+ * conversation or user id) for Slack, `text` for the others.
+ */
+export type RecipientKind = 'email' | 'phone' | 'slack' | 'text';
+
+/** E.164: `+`, country code, subscriber number; 8 to 15 digits in all. */
+export const E164 = /^\+[1-9]\d{7,14}$/;
+
+/** Slack conversation ids (C… public, G… private, D… direct) and user ids (U…, W…). */
+export const SLACK_RECIPIENT = /^[CGDUW][A-Z0-9]{6,}$/;
 
 /** Longest recipient on a non-mail channel (a URL, a user id, a phone number). */
 export const MAX_TEXT_RECIPIENT = 512;
@@ -26,6 +36,8 @@ const ADDRESS_LITERAL = /^\[[\u0021-\u005a\u005e-\u007e]+\]$/;
 export function recipientProblem(kind: RecipientKind, recipient: string): string | undefined {
   if (CONTROL.test(recipient)) return 'contains a control character';
   if (kind === 'text') return recipient.length > MAX_TEXT_RECIPIENT ? `longer than ${MAX_TEXT_RECIPIENT} characters` : undefined;
+  if (kind === 'phone') return E164.test(recipient) ? undefined : 'is not an E.164 phone number (+14155550100)';
+  if (kind === 'slack') return SLACK_RECIPIENT.test(recipient) ? undefined : 'is not a Slack conversation or user id (C…, G…, D…, U…, W…)';
   // RFC 5321 4.5.3.1: path at most 256 octets including the angle brackets; local part 64.
   if (Buffer.byteLength(recipient, 'utf8') > 254) return 'longer than 254 octets (RFC 5321)';
   const at = recipient.lastIndexOf('@');

@@ -4,3 +4,4 @@ export type { SourceOptions } from './cached-source';
 export * from './http-handlers';
 export * from './health-server';
 export * from './document-metrics';
+export * from './openapi-common';

@@ -1,7 +1,11 @@
 import { ValidationError } from '@singleshot/core';
 import { HttpProvider } from './http-provider';
 import { LogProvider } from './log-provider';
+import { SendgridProvider } from './sendgrid-provider';
+import { SesProvider } from './ses-provider';
+import { SlackProvider } from './slack-provider';
 import { SmtpProvider } from './smtp-provider';
+import { TwilioSmsProvider } from './twilio-sms-provider';
 import type { Provider, ProviderDeps, ProviderOptions } from './provider';
 
 /**
@@ -18,6 +22,14 @@ export function createProvider(options: ProviderOptions, deps: ProviderDeps = {}
       return new SmtpProvider(options, deps);
     case 'log':
       return new LogProvider(options);
+    case 'ses':
+      return new SesProvider(options, deps);
+    case 'sendgrid':
+      return new SendgridProvider(options, deps);
+    case 'twilio-sms':
+      return new TwilioSmsProvider(options, deps);
+    case 'slack':
+      return new SlackProvider(options, deps);
     default: {
       const type = (options as { type?: unknown }).type;
       throw new ValidationError(`unknown provider type: ${String(type)}`, { type }, 'INVALID_PROVIDER_CONFIG');

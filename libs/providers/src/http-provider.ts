@@ -1,11 +1,12 @@
 import { Agent } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { PermanentError, RetryableError, ValidationError, parseRetryAfter } from '@singleshot/core';
+import { excerpt, header, jsonObject } from './api-transport';
 import { classifyHttpError, classifyHttpStatus, errorCode, errorFor } from './classify';
 import { startDeadline } from './deadline';
 import { exchange, type HttpCall, type HttpExchange } from './http-exchange';
+import { resolveOptions } from './provider-options';
 import {
-  DEFAULT_PROVIDER_TIMEOUT_MS,
   type CallContext,
   type HttpProviderOptions,
   type LookupResult,
@@ -14,9 +15,6 @@ import {
   type SendRequest,
   type SendResult,
 } from './provider';
-
-/** Longest excerpt of a provider's answer we put into an error message. */
-const EXCERPT_CHARS = 200;
 
 function parseUrl(value: string, what: string): URL {
   let url: URL;
@@ -31,26 +29,10 @@ function parseUrl(value: string, what: string): URL {
   return url;
 }
 
-function excerpt(body: Buffer): string {
-  const text = body.toString('utf8', 0, Math.min(body.length, EXCERPT_CHARS * 4)).replace(/\s+/g, ' ').trim();
-  return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
-}
-
-function header(headers: IncomingHttpHeaders | undefined, name: string): string | undefined {
-  const value = headers?.[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
 /** The `id` of a JSON `{ "id": "…" }` body, or undefined for anything else. */
 function providerId(body: Buffer): string | undefined {
-  try {
-    const parsed: unknown = JSON.parse(body.toString('utf8'));
-    if (typeof parsed !== 'object' || parsed === null) return undefined;
-    const id = (parsed as { id?: unknown }).id;
-    return typeof id === 'string' && id.trim() !== '' ? id : undefined;
-  } catch {
-    return undefined;
-  }
+  const id = jsonObject(body)?.id;
+  return typeof id === 'string' && id.trim() !== '' ? id : undefined;
 }
 
 /**
@@ -75,14 +57,12 @@ export class HttpProvider implements Provider {
   private readonly agent: Agent;
   private closed = false;
 
-  constructor(options: HttpProviderOptions, _deps: ProviderDeps = {}) {
+  constructor(input: HttpProviderOptions, _deps: ProviderDeps = {}) {
+    const options = resolveOptions(input);
     this.name = options.name;
     this.url = parseUrl(options.url, `provider ${options.name}: url`);
     this.lookupBase = options.lookupUrl ? parseUrl(options.lookupUrl, `provider ${options.name}: lookupUrl`) : undefined;
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS;
-    if (!(this.timeoutMs > 0)) {
-      throw new ValidationError(`provider ${options.name}: timeoutMs must be > 0`, undefined, 'INVALID_PROVIDER_CONFIG');
-    }
+    this.timeoutMs = options.timeoutMs;
     // Lower-cased so a configured "content-type" cannot sit next to ours as a second header.
     const reserved = new Set(['content-type', 'idempotency-key', 'content-length', 'host']);
     this.extraHeaders = Object.fromEntries(

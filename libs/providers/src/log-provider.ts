@@ -2,6 +2,7 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { RetryableError } from '@singleshot/core';
 import { classifyLogError, errorCode, errorFor } from './classify';
+import { resolveOptions } from './provider-options';
 import type { CallContext, LogProviderOptions, Provider, SendRequest, SendResult } from './provider';
 
 /** One line of the log provider's file. */
@@ -32,7 +33,8 @@ export class LogProvider implements Provider {
   private dirReady: Promise<unknown> | undefined;
   private closed = false;
 
-  constructor(options: LogProviderOptions) {
+  constructor(input: LogProviderOptions) {
+    const options = resolveOptions(input);
     this.name = options.name;
     this.path = resolve(options.path);
   }

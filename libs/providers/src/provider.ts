@@ -4,6 +4,7 @@
  * the operation key as its idempotency key and says, through the error class it
  * throws, what happened (see `classify.ts`).
  */
+import type { ProviderInput, ProviderType } from '@singleshot/config';
 
 /** One rendered notification for one recipient on one channel. */
 export interface SendRequest {
@@ -61,16 +62,26 @@ export interface SendResult {
 
 export type LookupResult = { found: true; externalId: string } | { found: false };
 
+/**
+ * Where a copy of the operation could be, for providers that can only search
+ * a recipient's messages (Slack): the recipient, and an instant no copy can be
+ * older than (the message's first arrival).
+ */
+export interface LookupTarget {
+  recipient: string;
+  since: number;
+}
+
 export interface Provider {
   readonly name: string;
-  readonly type: 'http' | 'smtp' | 'log';
+  readonly type: ProviderType;
   /** Throws RetryableError | PermanentError | InDoubtError (from @singleshot/core). */
   send(req: SendRequest, ctx: CallContext): Promise<SendResult>;
   /**
    * Present only when the provider can look an idempotency key up (reconcile in-doubt).
    * Never guesses: any answer other than a clear "have it" / "never had it" throws RetryableError.
    */
-  lookup?(operationKey: string, ctx: CallContext): Promise<LookupResult>;
+  lookup?(operationKey: string, ctx: CallContext, target?: LookupTarget): Promise<LookupResult>;
   /** Stops taking sends, waits for the ones in flight (each bounded by its deadline), frees sockets. */
   close(): Promise<void>;
 }
@@ -84,48 +95,29 @@ export interface ProviderDeps {
   logger?: ProviderLogger;
 }
 
-/** `type: http` — see docs/contract.md "Outbound HTTP provider". */
-export interface HttpProviderOptions {
-  name: string;
-  type: 'http';
-  /** Endpoint that takes `POST` with the JSON body. */
-  url: string;
-  /** Base of `GET <lookupUrl>/<operation key>`; without it the provider has no `lookup`. */
-  lookupUrl?: string;
-  /** Upper bound of one call, whatever the caller allows. Default 10000. */
-  timeoutMs?: number;
-  /** Extra request headers (auth tokens). Cannot override Content-Type or Idempotency-Key. */
-  headers?: Record<string, string>;
-}
+export type {
+  HttpProviderConfig,
+  LogProviderConfig,
+  SendgridProviderConfig,
+  SesProviderConfig,
+  SlackProviderConfig,
+  SmtpProviderConfig,
+  TwilioSmsProviderConfig,
+} from '@singleshot/config';
 
-/** `type: smtp` — a relay reached with plain SMTP (no lookup is possible). */
-export interface SmtpProviderOptions {
-  name: string;
-  type: 'smtp';
-  host: string;
-  port: number;
-  /** TLS from the first byte (port 465). Otherwise STARTTLS is used when offered. */
-  secure: boolean;
-  user?: string;
-  password?: string;
-  /** Header From; also the envelope sender. `"Name" <addr@domain>` is accepted. */
-  from: string;
-  /** Right side of the Message-ID we set. Default: the domain of `from`. */
-  messageIdDomain?: string;
-  /** Upper bound of one call, whatever the caller allows. Default 10000. */
-  timeoutMs?: number;
-  /** Fail rather than send in clear text when the server does not offer STARTTLS. */
-  requireTls?: boolean;
-}
-
-/** `type: log` — appends one NDJSON line per send; for development and audits. */
-export interface LogProviderOptions {
-  name: string;
-  type: 'log';
-  path: string;
-}
-
-export type ProviderOptions = HttpProviderOptions | SmtpProviderOptions | LogProviderOptions;
-
-/** Used when neither the options nor the caller say otherwise. */
-export const DEFAULT_PROVIDER_TIMEOUT_MS = 10_000;
+/**
+ * Provider options are the config file's provider entries: the types are
+ * inferred from the zod schemas in @singleshot/config, and the defaults
+ * (timeouts, ports, endpoints) live only there. Constructors take the entry as
+ * written (`z.input`, defaults optional) and fill the defaults by parsing it
+ * (see `resolveOptions`), so a provider built by hand behaves like one built
+ * from a config file.
+ */
+export type ProviderOptions = ProviderInput;
+export type HttpProviderOptions = Extract<ProviderInput, { type: 'http' }>;
+export type SmtpProviderOptions = Extract<ProviderInput, { type: 'smtp' }>;
+export type LogProviderOptions = Extract<ProviderInput, { type: 'log' }>;
+export type SesProviderOptions = Extract<ProviderInput, { type: 'ses' }>;
+export type SendgridProviderOptions = Extract<ProviderInput, { type: 'sendgrid' }>;
+export type TwilioSmsProviderOptions = Extract<ProviderInput, { type: 'twilio-sms' }>;
+export type SlackProviderOptions = Extract<ProviderInput, { type: 'slack' }>;

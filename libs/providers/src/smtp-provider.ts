@@ -2,19 +2,21 @@ import { Readable } from 'node:stream';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import addressparser from 'nodemailer/lib/addressparser';
-import { PermanentError, RetryableError, ValidationError } from '@singleshot/core';
+import { PermanentError, ValidationError } from '@singleshot/core';
 import { classifySmtpError, errorCode, errorFor, type SmtpPhase } from './classify';
 import { startDeadline, type Deadline } from './deadline';
 import {
-  DEFAULT_PROVIDER_TIMEOUT_MS,
   type CallContext,
   type Provider,
   type ProviderDeps,
   type ProviderLogger,
   type SendRequest,
   type SendResult,
+  type SmtpProviderConfig,
   type SmtpProviderOptions,
 } from './provider';
+import { InFlight } from './in-flight';
+import { resolveOptions } from './provider-options';
 
 /** Header that carries the operation key next to the Message-ID (survives gateways that rewrite ids). */
 export const OPERATION_HEADER = 'X-Singleshot-Operation';
@@ -56,19 +58,19 @@ export class SmtpProvider implements Provider {
   readonly type = 'smtp' as const;
   readonly name: string;
   readonly messageIdDomain: string;
-  private readonly options: SmtpProviderOptions;
+  private readonly options: SmtpProviderConfig;
   private readonly envelopeFrom: string;
   private readonly timeoutMs: number;
   private readonly logger: ProviderLogger | undefined;
-  private readonly inFlight = new Set<Promise<unknown>>();
-  private closed = false;
+  private readonly inFlight: InFlight;
 
-  constructor(options: SmtpProviderOptions, deps: ProviderDeps = {}) {
+  constructor(input: SmtpProviderOptions, deps: ProviderDeps = {}) {
+    const options = resolveOptions(input);
     this.name = options.name;
+    this.inFlight = new InFlight(options.name);
     this.options = options;
     this.logger = deps.logger;
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS;
-    if (!(this.timeoutMs > 0)) throw invalid(`provider ${options.name}: timeoutMs must be > 0`);
+    this.timeoutMs = options.timeoutMs;
     const [sender] = addressparser(options.from, { flatten: true });
     if (!sender?.address || !sender.address.includes('@')) {
       throw invalid(`provider ${options.name}: from has no address: ${options.from}`);
@@ -82,23 +84,15 @@ export class SmtpProvider implements Provider {
   }
 
   async send(req: SendRequest, ctx: CallContext): Promise<SendResult> {
-    if (this.closed) {
-      throw new RetryableError(`${this.name}: provider is closed`, 'PROVIDER_CLOSED', { safeToFallback: true });
-    }
-    const deadline = startDeadline(ctx, this.timeoutMs);
-    const call = this.deliver(req, deadline).finally(() => deadline.dispose());
-    this.inFlight.add(call);
-    try {
-      return await call;
-    } finally {
-      this.inFlight.delete(call);
-    }
+    return this.inFlight.run(() => {
+      const deadline = startDeadline(ctx, this.timeoutMs);
+      return this.deliver(req, deadline).finally(() => deadline.dispose());
+    });
   }
 
   /** Stops new sends and waits for the ones in flight (each bounded by its deadline). */
   async close(): Promise<void> {
-    this.closed = true;
-    await Promise.allSettled([...this.inFlight]);
+    await this.inFlight.close();
   }
 
   private async compose(req: SendRequest, messageId: string): Promise<Buffer> {
@@ -136,7 +130,7 @@ export class SmtpProvider implements Provider {
         host: this.options.host,
         port: this.options.port,
         secure: this.options.secure,
-        requireTLS: this.options.requireTls ?? false,
+        requireTLS: this.options.requireTls,
         connectionTimeout: ms,
         greetingTimeout: ms,
         socketTimeout: ms,

@@ -1,0 +1,189 @@
+import { errorResponse, errorSchema, probePaths } from '@singleshot/observability';
+
+const hexKey = { type: 'string', pattern: '^[0-9a-f]{64}$' };
+const keyParam = { name: 'key', in: 'path', required: true, schema: hexKey };
+const json = (schema: unknown, description: string) => ({ description, content: { 'application/json': { schema } } });
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** Answers every admin endpoint can give. */
+const common = {
+  '400': errorResponse('Invalid path or query (code `INVALID_REQUEST`; details list the problems)'),
+  '401': errorResponse('No valid credentials (code `UNAUTHORIZED`); a `WWW-Authenticate` challenge accompanies it'),
+  '403': errorResponse('The credentials are valid but may not use this endpoint'),
+  '500': errorResponse('Internal error'),
+};
+
+const statuses = ['pending', 'sending', 'sent', 'failed', 'in_doubt', 'dead', 'suppressed'];
+
+/**
+ * The dashboard's admin JSON API (mounted at `/admin/api`) as OpenAPI 3.1,
+ * served at `GET /openapi.json` on the dashboard. test/e2e/openapi.test.ts
+ * validates live answers against it.
+ */
+export const ADMIN_OPENAPI = {
+  openapi: '3.1.0',
+  info: { title: 'singleshot admin API', version: '1', description: 'What happened to a notification, the dead-letter queue and its replay, the journal.' },
+  components: {
+    schemas: {
+      Error: errorSchema,
+      Operation: {
+        type: 'object',
+        required: ['operationKey', 'status', 'attempts', 'journalIds'],
+        properties: {
+          operationKey: hexKey,
+          status: { enum: statuses },
+          fence: { type: 'string' },
+          attempts: { type: 'integer', minimum: 0 },
+          messageKey: { type: 'string' },
+          recipient: { type: 'string' },
+          channel: { type: 'string' },
+          provider: { type: 'string' },
+          externalId: { type: 'string' },
+          reason: { type: 'string' },
+          lastErrorCode: { type: 'string' },
+          lastError: { type: 'string' },
+          replays: { type: 'integer', minimum: 0 },
+          journalIds: { type: 'array', items: { type: 'string' } },
+        },
+      },
+      Attempt: {
+        type: 'object',
+        required: ['at', 'attempt', 'outcome'],
+        properties: { at: { type: 'number' }, attempt: { type: 'integer' }, outcome: { type: 'string' }, step: { type: 'string' }, provider: { type: 'string' }, errorCode: { type: 'string' } },
+      },
+      JournalEntry: {
+        type: 'object',
+        required: ['id', 'shard', 'type', 'ts', 'fields'],
+        properties: { id: { type: 'string' }, shard: { type: 'integer' }, type: { type: 'string' }, ts: { type: 'number' }, fields: { type: 'object', additionalProperties: { type: 'string' } } },
+      },
+      Message: {
+        type: 'object',
+        required: ['messageKey', 'arrivals', 'via', 'operations'],
+        properties: { messageKey: hexKey, arrivals: { type: 'integer', minimum: 1 }, via: { type: 'object', additionalProperties: { type: 'integer' } }, operations: { type: 'array', items: hexKey } },
+      },
+    },
+    securitySchemes: {
+      basic: { type: 'http', scheme: 'basic', description: '`dashboard.auth.username` / `password`' },
+      bearer: { type: 'http', scheme: 'bearer', description: '`dashboard.auth.token`' },
+    },
+  },
+  security: [{ basic: [] }, { bearer: [] }],
+  paths: {
+    '/admin/api/operations/{key}': {
+      get: {
+        tags: ['lookup'],
+        summary: 'An operation with its attempts, journal entries and DLQ record',
+        parameters: [keyParam],
+        responses: {
+          '200': json(
+            {
+              type: 'object',
+              required: ['operation', 'history', 'journal', 'dead'],
+              properties: { operation: ref('Operation'), history: { type: 'array', items: ref('Attempt') }, journal: { type: 'array', items: ref('JournalEntry') }, dead: { type: ['object', 'null'] } },
+            },
+            'The operation',
+          ),
+          '404': errorResponse('No such operation (never claimed, or past retention)'),
+          ...common,
+        },
+      },
+    },
+    '/admin/api/messages/{key}': {
+      get: {
+        tags: ['lookup'],
+        summary: 'A message and every operation it fanned out to',
+        parameters: [keyParam],
+        responses: {
+          '200': json(
+            {
+              type: 'object',
+              required: ['message', 'operations'],
+              properties: {
+                message: ref('Message'),
+                operations: { type: 'array', items: { type: 'object', required: ['operationKey', 'status'], properties: { operationKey: hexKey, status: { enum: [...statuses, 'unclaimed'] } } } },
+              },
+            },
+            'The message',
+          ),
+          '404': errorResponse('No such message (past retention)'),
+          ...common,
+        },
+      },
+    },
+    '/admin/api/dlq': {
+      get: {
+        tags: ['dlq'],
+        summary: 'Dead operations, oldest first',
+        parameters: [
+          { name: 'limit', in: 'query', schema: { type: 'string', pattern: '^[0-9]+$' }, description: '1..1000, default 100' },
+          { name: 'offset', in: 'query', schema: { type: 'string', pattern: '^[0-9]+$' } },
+          { name: 'filter', in: 'query', schema: { type: 'string', minLength: 1, maxLength: 200 }, description: 'A reason, an error code or a channel' },
+        ],
+        responses: {
+          '200': json(
+            {
+              type: 'object',
+              required: ['depth', 'offset', 'limit', 'items'],
+              properties: {
+                depth: { type: 'integer', minimum: 0 },
+                offset: { type: 'integer' },
+                limit: { type: 'integer' },
+                filter: { type: 'string' },
+                items: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['operationKey', 'reason', 'error', 'attempts', 'diedAt', 'status'],
+                    properties: {
+                      operationKey: { type: 'string' },
+                      reason: { type: 'string' },
+                      error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
+                      attempts: { type: 'integer' },
+                      diedAt: { type: 'number' },
+                      status: { type: ['string', 'null'] },
+                    },
+                  },
+                },
+              },
+            },
+            'A page of the DLQ',
+          ),
+          ...common,
+        },
+      },
+    },
+    '/admin/api/dlq/{key}/replay': {
+      post: {
+        tags: ['dlq'],
+        summary: 'Replay a dead or suppressed operation under the same operation key',
+        parameters: [keyParam],
+        responses: {
+          '202': json({ type: 'object', required: ['operationKey', 'result', 'message', 'by'], properties: { result: { const: 'replayed' }, from: { enum: ['dead', 'suppressed'] } } }, 'Queued again'),
+          '200': json({ type: 'object', required: ['operationKey', 'result', 'message', 'by'], properties: { result: { const: 'already_sent' } } }, 'Already sent; nothing sent again'),
+          '404': errorResponse('No such operation (code `NOT_FOUND`)'),
+          '409': errorResponse('Still in progress (code `NOT_REPLAYABLE`)'),
+          ...common,
+        },
+      },
+    },
+    '/admin/api/journal': {
+      get: {
+        tags: ['journal'],
+        summary: 'Journal entries between two instants (default: the last hour), oldest first',
+        parameters: [
+          { name: 'from', in: 'query', schema: { type: 'string' }, description: 'Epoch ms or ISO 8601 with a zone' },
+          { name: 'to', in: 'query', schema: { type: 'string' } },
+          { name: 'limit', in: 'query', schema: { type: 'string', pattern: '^[0-9]+$' } },
+        ],
+        responses: {
+          '200': json(
+            { type: 'object', required: ['from', 'to', 'limit', 'count', 'entries'], properties: { from: { type: 'string', format: 'date-time' }, to: { type: 'string', format: 'date-time' }, limit: { type: 'integer' }, count: { type: 'integer' }, entries: { type: 'array', items: ref('JournalEntry') } } },
+            'Entries',
+          ),
+          ...common,
+        },
+      },
+    },
+    ...probePaths,
+  },
+} as const;

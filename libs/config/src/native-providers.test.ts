@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { ConfigError } from './config-error';
+import { parseConfig } from './load-config';
+
+// The README's "Native providers" example must load as it is (secrets given
+// inline here instead of as files), and each native entry rejects what no send
+// could work with.
+const readme = readFileSync(resolve(__dirname, '../../../README.md'), 'utf8');
+const section = readme.slice(readme.indexOf('## Native providers'));
+const example = /```yaml\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+
+const inline = (yaml: string) => yaml.replace(/(\w+)File: \/run\/secrets\/[\w-]+/g, '$1: secret');
+
+describe('native provider config', () => {
+  it('the README example loads, with the schema defaults filled in', () => {
+    expect(example).toContain('type: ses');
+    const config = parseConfig(parse(inline(example)), {});
+    expect(config.providers.email?.map((p) => p.type)).toEqual(['ses', 'sendgrid']);
+    expect(config.providers.sms?.[0]).toMatchObject({ type: 'twilio-sms', timeoutMs: 10_000 });
+    expect(config.providers.chat?.[0]).toMatchObject({ type: 'slack', endpoint: 'https://slack.com/api' });
+    expect(config.providers.email?.[1]).toMatchObject({ type: 'sendgrid', endpoint: 'https://api.sendgrid.com' });
+  });
+
+  it('names every problem by path', () => {
+    const bad = {
+      routes: [],
+      providers: {
+        sms: [{ type: 'twilio-sms', name: 't', accountSid: 'nope', authToken: 'x' }],
+        chat: [{ type: 'slack', name: 's' }],
+        email: [{ type: 'sendgrid', name: 'g', from: 'a@example.test' }],
+      },
+    };
+    let issues: string[] = [];
+    try {
+      parseConfig(bad, {});
+    } catch (err) {
+      issues = (err as ConfigError).issues.map((i) => i.path);
+    }
+    expect(issues).toEqual(expect.arrayContaining(['providers.sms[0].accountSid', 'providers.sms[0].from', 'providers.chat[0].token', 'providers.email[0].apiKey']));
+  });
+});

@@ -1,0 +1,144 @@
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventMessageKey, operationKey, parseAction } from '@singleshot/core';
+import type { Runtime } from '@singleshot/runtime';
+import { spawnApps, startHttpSink, startTestRedis, testConfig, waitUntil, writeConfigFile, type AppProcess, type HttpSink, type TestRedis } from '@singleshot/test-harness';
+import { answerChecker, documentProblems } from '../support/openapi-check';
+import { testRuntime } from '../support/runtime';
+
+// `/openapi.json` of ingest and of the dashboard, served by a real fleet: each
+// document must be valid OpenAPI 3.1, and every live answer below (success and
+// failure statuses of every endpoint) must be documented and match its schema.
+const SECRET = 'openapi-test-secret-0123456789';
+const TOKEN = 'openapi-admin-token-0123456789';
+const SHOP_KEY = 'openapi-shop-key-0123456789abcdef';
+const SLOW_KEY = 'openapi-slow-key-0123456789abcdef';
+
+describe('OpenAPI documents against live answers', () => {
+  let redis: TestRedis;
+  let sink: HttpSink;
+  let fleet: AppProcess;
+  let rt: Runtime;
+  let ingest: string;
+  let dashboard: string;
+  let cleanup: () => void;
+
+  beforeAll(async () => {
+    redis = await startTestRedis();
+    sink = await startHttpSink();
+    const config = testConfig({
+      redisUrl: redis.url,
+      ingest: {
+        port: 0,
+        host: '127.0.0.1',
+        signingSecrets: [SECRET],
+        apiKeys: [
+          { name: 'shop', key: SHOP_KEY, sources: ['shop'] },
+          { name: 'slow', key: SLOW_KEY, sources: ['*'], rateLimit: { perSecond: 1, burst: 1 } },
+        ],
+        maxBodyBytes: 4096,
+        enqueueTimeoutMs: 500,
+      },
+      dashboard: { port: 0, host: '127.0.0.1', auth: { token: TOKEN } },
+      routes: [{ name: 'orders', match: { source: 'shop' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { subject: 'Order', text: 'created' } }],
+      providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 2000 }] },
+      mailboxes: [{ id: 'support', owner: 'owner@example.test' }],
+    });
+    const written = writeConfigFile(config);
+    cleanup = written.cleanup;
+    fleet = spawnApps('ingest,decision,delivery,dashboard', written.file);
+    ingest = `http://127.0.0.1:${await fleet.metricsPort()}`;
+    dashboard = `http://127.0.0.1:${await waitUntil(() => fleet.logs.find((l) => l.event === 'dashboard_listening')?.port as number | undefined, 'the dashboard')}`;
+    rt = await testRuntime(config);
+  });
+
+  afterAll(async () => {
+    await fleet?.stop();
+    await rt?.close();
+    await sink?.close();
+    await redis?.destroy();
+    cleanup?.();
+  });
+
+  type Seen = { method: string; url: string; status: number; type: string | null; body: unknown };
+  async function call(base: string, method: string, path: string, init: { body?: string; headers?: Record<string, string> } = {}): Promise<Seen> {
+    const res = await fetch(`${base}${path}`, { method, ...init });
+    const text = await res.text();
+    const type = res.headers.get('content-type');
+    return { method, url: path, status: res.status, type, body: type?.includes('json') ? JSON.parse(text) : text };
+  }
+  const signed = (body: string) => ({ body, headers: { 'content-type': 'application/json', 'x-singleshot-signature': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}` } });
+  const mail = 'Message-ID: <m-1@example.test>\r\nFrom: a@example.test\r\nTo: support@example.test\r\nSubject: hi\r\n\r\nhello\r\n';
+  const signedMail = { body: mail, headers: { 'content-type': 'message/rfc822', 'x-singleshot-signature': `sha256=${createHmac('sha256', SECRET).update(mail).digest('hex')}` } };
+
+  it('ingest: the document is valid OpenAPI 3.1 and every answer matches it', async () => {
+    const doc = (await call(ingest, 'GET', '/openapi.json')).body as object;
+    expect(await documentProblems(doc)).toEqual([]);
+    const check = answerChecker(doc);
+    const event = JSON.stringify({ id: 'evt-oa', source: 'shop', type: 'order.created', recipients: ['a@example.test'] });
+    const answers: Seen[] = [
+      await call(ingest, 'GET', '/openapi.json'),
+      await call(ingest, 'POST', '/v1/events', signed(event)),
+      await call(ingest, 'POST', '/v1/events', signed(event)),
+      await call(ingest, 'POST', '/v1/events', signed('{not json')),
+      await call(ingest, 'POST', '/v1/events', signed(JSON.stringify({ source: 'shop' }))),
+      await call(ingest, 'POST', '/v1/events', signed(JSON.stringify({ source: 'shop', type: 't' }))),
+      await call(ingest, 'POST', '/v1/events', { body: event, headers: { 'content-type': 'application/json' } }),
+      await call(ingest, 'POST', '/v1/events', { body: JSON.stringify({ id: 'evt-key', source: 'shop', type: 't' }), headers: { 'content-type': 'application/json', authorization: `Bearer ${SHOP_KEY}` } }),
+      await call(ingest, 'POST', '/v1/events', { body: JSON.stringify({ id: 'evt-key', source: 'billing', type: 't' }), headers: { 'content-type': 'application/json', authorization: `Bearer ${SHOP_KEY}` } }),
+      await call(ingest, 'POST', '/v1/events', { body: JSON.stringify({ id: 'evt-slow-1', source: 'shop', type: 't' }), headers: { 'content-type': 'application/json', authorization: `Bearer ${SLOW_KEY}` } }),
+      await call(ingest, 'POST', '/v1/events', { body: JSON.stringify({ id: 'evt-slow-2', source: 'shop', type: 't' }), headers: { 'content-type': 'application/json', authorization: `Bearer ${SLOW_KEY}` } }),
+      await call(ingest, 'POST', '/v1/events', signed(JSON.stringify({ id: 'big', source: 'shop', type: 't', data: { pad: 'x'.repeat(5000) } }))),
+      await call(ingest, 'POST', '/v1/mail/inbound?mailbox=support', signedMail),
+      await call(ingest, 'POST', '/v1/mail/inbound?mailbox=nope', signedMail),
+      await call(ingest, 'POST', '/v1/mail/inbound/postmark?mailbox=support', { body: '{}', headers: { 'content-type': 'application/json' } }),
+      await call(ingest, 'GET', '/healthz'),
+      await call(ingest, 'GET', '/readyz'),
+      await call(ingest, 'GET', '/metrics'),
+    ];
+    // Redis away: the intake answers 503 with Retry-After, readiness 503.
+    await redis.stop();
+    answers.push(await call(ingest, 'POST', '/v1/events', signed(JSON.stringify({ id: 'evt-down', source: 'shop', type: 't' }))));
+    answers.push(await call(ingest, 'GET', '/readyz'));
+    await redis.restart();
+
+    const problems = answers.flatMap((a) => check(a.method, a.url, a.status, a.type, a.body));
+    expect(problems).toEqual([]);
+    expect(answers.map((a) => a.status).sort()).toEqual(expect.arrayContaining([200, 202, 400, 401, 403, 404, 413, 429, 503]));
+    // The checker bites: a body off its schema, an undocumented status or path.
+    expect(check('POST', '/v1/events', 202, 'application/json', { messageKey: 'x', status: 'kept' })).toHaveLength(2);
+    expect(check('POST', '/v1/events', 418, 'application/json', {})).toHaveLength(1);
+    expect(check('GET', '/v1/nothing', 200, 'application/json', {})).toHaveLength(1);
+  });
+
+  it('dashboard: the admin document is valid OpenAPI 3.1 and every answer matches it', async () => {
+    const messageKey = eventMessageKey('shop', 'evt-oa');
+    const opKey = operationKey({ messageKey, action: parseAction('notify'), recipient: 'a@example.test', channel: 'webhook' });
+    await waitUntil(async () => (await rt.operations.get(opKey))?.status === 'sent' || undefined, 'the operation to be sent', { timeoutMs: 60_000 });
+    const doc = (await call(dashboard, 'GET', '/openapi.json')).body as object;
+    expect(await documentProblems(doc)).toEqual([]);
+    const check = answerChecker(doc);
+    const auth = { headers: { authorization: `Bearer ${TOKEN}` } };
+    const unknown = 'f'.repeat(64);
+    const answers: Seen[] = [
+      await call(dashboard, 'GET', '/openapi.json'),
+      await call(dashboard, 'GET', `/admin/api/operations/${opKey}`, auth),
+      await call(dashboard, 'GET', `/admin/api/operations/${unknown}`, auth),
+      await call(dashboard, 'GET', '/admin/api/operations/not-a-key', auth),
+      await call(dashboard, 'GET', `/admin/api/messages/${messageKey}`, auth),
+      await call(dashboard, 'GET', `/admin/api/messages/${unknown}`, auth),
+      await call(dashboard, 'GET', '/admin/api/dlq?limit=10', auth),
+      await call(dashboard, 'GET', '/admin/api/dlq?limit=0', auth),
+      await call(dashboard, 'POST', `/admin/api/dlq/${opKey}/replay`, auth),
+      await call(dashboard, 'POST', `/admin/api/dlq/${unknown}/replay`, auth),
+      await call(dashboard, 'GET', '/admin/api/journal', auth),
+      await call(dashboard, 'GET', '/admin/api/dlq'),
+      await call(dashboard, 'GET', '/healthz'),
+      await call(dashboard, 'GET', '/readyz'),
+      await call(dashboard, 'GET', '/metrics'),
+    ];
+    const problems = answers.flatMap((a) => check(a.method, a.url, a.status, a.type, a.body));
+    expect(problems).toEqual([]);
+    expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200, 400, 401, 404]));
+  });
+});
