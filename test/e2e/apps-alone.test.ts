@@ -73,7 +73,7 @@ describe('apps run alone', () => {
     const ingestLog = run('ingest', env);
     const decisionLog = run('decision', env);
     const deliveryLogs = [run('delivery', env), run('delivery', env)];
-    const port = await waitUntil(() => ingestLog.find((l) => l.msg === 'ingest listening')?.port as number | undefined, 'ingest to listen');
+    const port = await waitUntil(() => ingestLog.find((l) => l.event === 'ingest_listening')?.port as number | undefined, 'ingest to listen');
     const metricsPorts = await waitUntil(
       () => {
         const ports = [decisionLog, ...deliveryLogs].map((log) => log.find((l) => typeof l.metricsPort === 'number')?.metricsPort as number | undefined);

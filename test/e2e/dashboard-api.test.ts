@@ -60,7 +60,7 @@ beforeAll(async () => {
   cleanup = written.cleanup;
   fleet = spawnApps('ingest,decision,delivery,dashboard', written.file);
   const ingest = `http://127.0.0.1:${await fleet.metricsPort()}`;
-  base = `http://127.0.0.1:${await waitUntil(() => fleet.logs.find((l) => l.msg === 'dashboard listening')?.port as number | undefined, 'the dashboard')}`;
+  base = `http://127.0.0.1:${await waitUntil(() => fleet.logs.find((l) => l.event === 'dashboard_listening')?.port as number | undefined, 'the dashboard')}`;
   rt = await testRuntime(config);
 
   // One event for two recipients: the provider rejects one for good (400), so it dies.
@@ -186,7 +186,7 @@ describe('Bull Board behind the guard', () => {
     expect((await board('PUT', '/queues/decide/clean/completed')).status).toBeLessThan(300);
     // The log line travels through the child's stdout pipe, which may lag behind the HTTP answer.
     await waitUntil(
-      () => fleet.logs.some((l) => l.msg === 'board action' && l.who === USER && l.method === 'PUT' && l.path === '/api/queues/decide/clean/completed'),
+      () => fleet.logs.some((l) => l.event === 'board_action' && l.who === USER && l.method === 'PUT' && l.path === '/api/queues/decide/clean/completed'),
       'the board action log line',
       { timeoutMs: 10_000 },
     );

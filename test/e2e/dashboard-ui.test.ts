@@ -59,7 +59,7 @@ beforeAll(async () => {
   cleanup = written.cleanup;
   fleet = spawnApps('ingest,decision,delivery,dashboard', written.file);
   const ingest = `http://127.0.0.1:${await fleet.metricsPort()}`;
-  base = `http://127.0.0.1:${await waitUntil(() => fleet.logs.find((l) => l.msg === 'dashboard listening')?.port as number | undefined, 'the dashboard')}`;
+  base = `http://127.0.0.1:${await waitUntil(() => fleet.logs.find((l) => l.event === 'dashboard_listening')?.port as number | undefined, 'the dashboard')}`;
   rt = await testRuntime(config);
   sink.scriptFor('bad@example.com', { status: 422, body: { error: 'recipient rejected' } });
   const res = await fetch(`${ingest}/v1/events`, {

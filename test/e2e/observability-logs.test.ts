@@ -119,7 +119,7 @@ afterAll(async () => {
 describe('secrets in logs', () => {
   it('uses every secret, logs the failures around them, and prints none of them', async () => {
     const ingest = `http://127.0.0.1:${await fleet.metricsPort()}`;
-    const dashboard = `http://127.0.0.1:${await waitUntil(() => fleet.logs.find((l) => l.msg === 'dashboard listening')?.port as number | undefined, 'the dashboard')}`;
+    const dashboard = `http://127.0.0.1:${await waitUntil(() => fleet.logs.find((l) => l.event === 'dashboard_listening')?.port as number | undefined, 'the dashboard')}`;
     const post = (event: unknown, signature?: string) => {
       const body = JSON.stringify(event);
       return fetch(`${ingest}/v1/events`, {
@@ -168,11 +168,8 @@ describe('secrets in logs', () => {
     // The log is the real thing: JSON lines down to debug, from every app.
     const lines = output.split('\n').filter(Boolean);
     expect(lines.filter((l) => l.startsWith('{"level":"debug"')).length).toBeGreaterThan(2);
-    expect(fleet.logs.filter((l) => l.msg === 'dashboard authentication failed')).toHaveLength(3);
-    for (const msg of ['ingest listening', 'dashboard listening']) {
-      expect(fleet.logs.map((l) => l.msg), msg).toContain(msg);
-    }
-    for (const event of ['operation_dead', 'shutdown_complete']) {
+    expect(fleet.logs.filter((l) => l.event === 'dashboard_auth_failed')).toHaveLength(3);
+    for (const event of ['ingest_listening', 'dashboard_listening', 'operation_dead', 'shutdown_complete']) {
       expect(fleet.logs.map((l) => l.event), event).toContain(event);
     }
     const forbidden = [

@@ -101,7 +101,7 @@ beforeAll(async () => {
   cleanup = written.cleanup;
   fleet = spawnApps('ingest,decision,delivery,dashboard', written.file);
   ingest = `http://127.0.0.1:${await fleet.metricsPort()}`;
-  const port = await waitUntil(() => fleet.logs.find((l) => l.msg === 'dashboard listening')?.port as number | undefined, 'the dashboard port');
+  const port = await waitUntil(() => fleet.logs.find((l) => l.event === 'dashboard_listening')?.port as number | undefined, 'the dashboard port');
   dashboard = `http://127.0.0.1:${port}`;
 
   // One event and one duplicate of it, delivered once.

@@ -100,7 +100,7 @@ export function requireAuth(creds: DashboardCredentials | undefined, logger?: Pi
     }
     // Audit trail without the credentials: which scheme was tried, from where.
     const scheme = req.get('authorization')?.split(' ')[0]?.slice(0, 16) ?? 'none';
-    logger?.warn({ method: req.method, path: req.path, scheme, remote: req.socket.remoteAddress }, 'dashboard authentication failed');
+    logger?.warn({ event: 'dashboard_auth_failed', method: req.method, path: req.path, scheme, remote: req.socket.remoteAddress }, 'dashboard authentication failed');
     const challenges = [
       ...(creds.basic ? ['Basic realm="singleshot", charset="UTF-8"'] : []),
       ...(creds.token !== undefined ? ['Bearer realm="singleshot"'] : []),

@@ -59,7 +59,7 @@ export function boardGuard(deps: BoardGuardDeps): Router {
 
   router.use((req, res, next) => {
     if (req.method !== 'GET' && req.method !== 'HEAD' && req.path.startsWith('/api/')) {
-      deps.logger.info({ who: principalOf(res).who, via: 'dashboard', method: req.method, path: req.path }, 'board action');
+      deps.logger.info({ event: 'board_action', who: principalOf(res).who, via: 'dashboard', method: req.method, path: req.path }, 'board action');
     }
     next();
   });

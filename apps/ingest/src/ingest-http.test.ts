@@ -28,6 +28,10 @@ beforeAll(async () => {
   rt = await createRuntime(config, { app: 'test' });
   ingest = await startIngest(rt, { port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${ingest.port}`;
+  // Ingest listens before its fail-fast producer connection is up (a Redis
+  // outage at start must not stop it): until /readyz says so, an event gets
+  // 503. Under a loaded machine that window is long enough for the first test.
+  for (let i = 0; i < 200 && (await fetch(`${base}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 50));
 });
 
 afterAll(async () => {

@@ -82,7 +82,7 @@ export async function startCommand(opts: { only?: string; config?: string; proce
       logger,
       onGiveUp: () => process.kill(process.pid, 'SIGTERM'),
     });
-    logger.info({ apps: only, processes: groups }, 'singleshot started');
+    logger.info({ event: 'singleshot_started', apps: only, processes: groups }, 'singleshot started');
     onShutdown(logger, async () => {
       await supervisor.stop();
       await embedded?.stop();
