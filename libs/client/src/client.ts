@@ -110,10 +110,16 @@ export class SingleshotClient {
 
     const deadline = Date.now() + (opts.deadlineMs ?? this.options.deadlineMs ?? 30_000);
     const perAttempt = this.options.attemptTimeoutMs ?? 10_000;
+    // The last failure, so a deadline that passes while sleeping (a timer fires
+    // late on a busy machine) still reports its cause.
+    let last: { code: string; cause?: unknown } | undefined;
     for (let attempt = 1; ; attempt++) {
       if (opts.signal?.aborted) throw new SendAbortedError(opts.signal.reason);
       const remaining = deadline - Date.now();
-      if (remaining <= 0) throw new SendDeadlineError('deadline passed before the first attempt', attempt - 1, 'DEADLINE');
+      if (remaining <= 0) {
+        if (!last) throw new SendDeadlineError('deadline passed before the first attempt', 0, 'DEADLINE');
+        throw new SendDeadlineError(`ingest did not take the event before the deadline (${attempt - 1} attempts, last ${last.code})`, attempt - 1, last.code, last.cause);
+      }
       const timeout = AbortSignal.timeout(Math.min(perAttempt, remaining));
       const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
       let failure: { code: string; status?: number; retryAfterMs?: number; cause?: unknown };
@@ -139,6 +145,7 @@ export class SingleshotClient {
         if (opts.signal?.aborted) throw new SendAbortedError(opts.signal.reason);
         failure = { code: timeout.aborted ? 'ATTEMPT_TIMEOUT' : networkCode(err), cause: err };
       }
+      last = failure;
       const delayMs = retryDelayMs(attempt, this.options.backoff ?? {}, failure.retryAfterMs);
       if (Date.now() + delayMs >= deadline) {
         throw new SendDeadlineError(`ingest did not take the event before the deadline (${attempt} attempts, last ${failure.code})`, attempt, failure.code, failure.cause);
