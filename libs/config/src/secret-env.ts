@@ -1,6 +1,6 @@
 import type { ConfigIssue } from './config-error';
 import { formatPath } from './config-error';
-import { isRawObject } from './raw';
+import { walkSecretKeys } from './secret-walk';
 
 /** `<key>Env` → `<key>`: a secret read from a named environment variable (12-factor deployments). */
 const SECRET_ENV_KEYS: Readonly<Record<string, string>> = { keyEnv: 'key' };
@@ -12,30 +12,17 @@ const SECRET_ENV_KEYS: Readonly<Record<string, string>> = { keyEnv: 'key' };
  */
 export function resolveSecretEnv(raw: unknown, env: NodeJS.ProcessEnv): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
-  const walk = (node: unknown, path: PropertyKey[]): void => {
-    if (Array.isArray(node)) {
-      node.forEach((item, index) => walk(item, [...path, index]));
+  walkSecretKeys(raw, SECRET_ENV_KEYS, (node, key, value, target, path) => {
+    if (node[target] !== undefined) {
+      issues.push({ path: formatPath([...path, key]), message: `give only one of ${target}, ${target}File or ${key}` });
       return;
     }
-    if (!isRawObject(node)) return;
-    for (const [key, value] of Object.entries(node)) {
-      const target = SECRET_ENV_KEYS[key];
-      if (!target || typeof value !== 'string' || value === '') {
-        walk(value, [...path, key]);
-        continue;
-      }
-      if (node[target] !== undefined) {
-        issues.push({ path: formatPath([...path, key]), message: `give only one of ${target}, ${target}File or ${key}` });
-        continue;
-      }
-      const secret = env[value]?.trim();
-      if (!secret) {
-        issues.push({ path: formatPath([...path, key]), message: `environment variable ${value} is unset or empty` });
-        continue;
-      }
-      node[target] = secret;
+    const secret = env[value]?.trim();
+    if (!secret) {
+      issues.push({ path: formatPath([...path, key]), message: `environment variable ${value} is unset or empty` });
+      return;
     }
-  };
-  walk(raw, []);
+    node[target] = secret;
+  });
   return issues;
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ConfigIssue } from './config-error';
 import { formatPath } from './config-error';
-import { isRawObject } from './raw';
+import { walkSecretKeys } from './secret-walk';
 
 /**
  * `<key>File` → `<key>`: secrets kept out of the config file (Docker/Kubernetes
@@ -30,46 +30,33 @@ const SECRET_FILE_KEYS: Readonly<Record<string, { target: string; list?: boolean
  */
 export function resolveSecretFiles(raw: unknown, baseDir: string): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
-  const walk = (node: unknown, path: PropertyKey[]): void => {
-    if (Array.isArray(node)) {
-      node.forEach((item, index) => walk(item, [...path, index]));
+  walkSecretKeys(raw, SECRET_FILE_KEYS, (node, key, value, spec, path) => {
+    const current = node[spec.target];
+    // `signingSecrets: []` is the default's shape, not a competing value.
+    const alreadySet = current !== undefined && !(Array.isArray(current) && current.length === 0);
+    if (alreadySet) {
+      issues.push({ path: formatPath([...path, key]), message: `give either ${spec.target} or ${key}, not both` });
       return;
     }
-    if (!isRawObject(node)) return;
-    for (const [key, value] of Object.entries(node)) {
-      const spec = SECRET_FILE_KEYS[key];
-      if (!spec || typeof value !== 'string' || value === '') {
-        walk(value, [...path, key]);
-        continue;
-      }
-      const current = node[spec.target];
-      // `signingSecrets: []` is the default's shape, not a competing value.
-      const alreadySet = current !== undefined && !(Array.isArray(current) && current.length === 0);
-      if (alreadySet) {
-        issues.push({ path: formatPath([...path, key]), message: `give either ${spec.target} or ${key}, not both` });
-        continue;
-      }
-      const file = resolve(baseDir, value);
-      let content: string;
-      try {
-        content = readFileSync(file, 'utf8');
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code ?? 'error';
-        issues.push({ path: formatPath([...path, key]), message: `cannot read ${file} (${code})` });
-        continue;
-      }
-      const lines = content
-        .split(/\r?\n/)
-        .map((line) => line.trim())
-        .filter(Boolean);
-      if (lines.length === 0) {
-        // An empty secret is almost always a mounting mistake; failing beats running unauthenticated.
-        issues.push({ path: formatPath([...path, key]), message: `${file} is empty` });
-        continue;
-      }
-      node[spec.target] = spec.list ? lines : content.trim();
+    const file = resolve(baseDir, value);
+    let content: string;
+    try {
+      content = readFileSync(file, 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      issues.push({ path: formatPath([...path, key]), message: `cannot read ${file} (${code})` });
+      return;
     }
-  };
-  walk(raw, []);
+    const lines = content
+      .split(/\r?\n/)
+      .map((line) => line.trim())
+      .filter(Boolean);
+    if (lines.length === 0) {
+      // An empty secret is almost always a mounting mistake; failing beats running unauthenticated.
+      issues.push({ path: formatPath([...path, key]), message: `${file} is empty` });
+      return;
+    }
+    node[spec.target] = spec.list ? lines : content.trim();
+  });
   return issues;
 }
