@@ -7,6 +7,7 @@ import { machine } from './proc';
 import { markdownTables, ratios, summarize } from './report';
 import { postgresVersion } from './servers';
 import { SYSTEMS, type SystemId } from './systems';
+import { checkTargets, targetLines } from './targets';
 
 /**
  * `npm run bench [-- --quick]`: every system on the same workload, rounds
@@ -94,8 +95,10 @@ async function main(): Promise<void> {
   log(tables);
   log('');
   for (const line of ratios(summaries, reference)) log(line);
+  const targets = checkTargets(summaries);
+  if (targets.length) log(`\nissue 8 targets:\n${targetLines(targets).join('\n')}`);
   const env = { machine: { ...machine(), loadAverageAtStart: loadAtStart }, versions: versions() };
-  const result = { startedAt: started.toISOString(), quick, workload, options: common, rounds, env, summaries, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open) };
+  const result = { startedAt: started.toISOString(), quick, workload, options: common, rounds, env, summaries, targets, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open) };
   const dir = join(root, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const out = a.out ?? join(dir, quick ? 'quick-latest.json' : `${started.toISOString().replace(/[:.]/g, '-')}.json`);
@@ -116,6 +119,7 @@ async function main(): Promise<void> {
       '',
       ...ratios(summaries, reference).map((l) => `- ${l}`),
       '',
+      ...(targets.length ? ['Targets (issue 8), `singleshot start` in this run:', '', ...targetLines(targets).map((l) => `- ${l}`), ''] : []),
     ].join('\n');
     writeFileSync(join(root, 'BENCHMARKS.md'), md);
     log('wrote BENCHMARKS.md');

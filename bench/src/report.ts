@@ -19,7 +19,7 @@ export interface Summary {
   scriptCallsPerNotification?: number;
   bytesPerOperation?: number;
   bytesPerOperationWithoutJobs?: number;
-  openLoop?: { offeredPerSecond: number; perSecond: number; p50: number; p95: number; p99: number; duplicates: number; lost: number };
+  openLoop?: { offeredPerSecond: number; perSecond: number; p50: number; p95: number; p99: number; duplicates: number; lost: number; stages?: Measurement['stages'] };
   stages?: Measurement['stages'];
 }
 
@@ -51,7 +51,7 @@ export function summarize(id: SystemId, runs: Measurement[], open?: Measurement)
     bytesPerOperation: med((r) => r.redis?.bytesPerOperation ?? r.postgres?.bytesPerOperation),
     bytesPerOperationWithoutJobs: med((r) => r.redis?.bytesPerOperationWithoutJobs ?? r.postgres?.bytesPerOperation),
     ...(open
-      ? { openLoop: { offeredPerSecond: open.offeredPerSecond ?? 0, perSecond: open.perSecond, p50: open.latencyMs.p50, p95: open.latencyMs.p95, p99: open.latencyMs.p99, duplicates: open.duplicates, lost: open.lost } }
+      ? { openLoop: { offeredPerSecond: open.offeredPerSecond ?? 0, perSecond: open.perSecond, p50: open.latencyMs.p50, p95: open.latencyMs.p95, p99: open.latencyMs.p99, duplicates: open.duplicates, lost: open.lost, ...(open.stages ? { stages: open.stages } : {}) } }
       : {}),
     ...(runs.at(-1)?.stages ? { stages: runs.at(-1)?.stages } : {}),
   };
@@ -76,13 +76,14 @@ export function markdownTables(s: Summary[], reference: SystemId): string {
     for (const x of s) if (x.openLoop) lines.push(`| ${x.name} | ${f0(x.openLoop.offeredPerSecond)} | ${f0(x.openLoop.perSecond)} | ${x.openLoop.p50} | ${x.openLoop.p95} | ${x.openLoop.p99} | ${x.openLoop.duplicates} | ${x.openLoop.lost} |`);
   }
   if (s.some((x) => x.stages)) {
-    lines.push('', 'Where a singleshot notification waits (last saturated round; BullMQ job timestamps, ms p50 / p95 / p99; lock conflicts and the largest event-loop delay from the apps\' metrics):', '');
-    lines.push('| system | decide queue wait | decide run | deliver queue wait | deliver run | deliver jobs retried | lock conflicts | event-loop delay p99 / max ms |', '|---|---|---|---|---|---|---|---|');
+    lines.push('', 'Where a singleshot notification waits (last saturated round, and the open-loop run; BullMQ job timestamps, ms p50 / p95 / p99; lock conflicts and the largest event-loop delay from the apps\' metrics):', '');
+    lines.push('| system | run | decide queue wait | decide run | deliver queue wait | deliver run | deliver jobs retried | lock conflicts | event-loop delay p99 / max ms |', '|---|---|---|---|---|---|---|---|---|');
+    const q = (v: { p50: number; p95: number; p99: number }) => `${v.p50} / ${v.p95} / ${v.p99}`;
+    const row = (name: string, run: string, st: NonNullable<Summary['stages']>) =>
+      `| ${name} | ${run} | ${q(st.decideQueueWaitMs)} | ${q(st.decideRunMs)} | ${q(st.deliverQueueWaitMs)} | ${q(st.deliverRunMs)} | ${st.deliverRetriedJobs} | ${st.lockConflicts} | ${st.eventLoopLagMs.p99} / ${st.eventLoopLagMs.max} |`;
     for (const x of s) {
-      const st = x.stages;
-      if (!st) continue;
-      const q = (v: { p50: number; p95: number; p99: number }) => `${v.p50} / ${v.p95} / ${v.p99}`;
-      lines.push(`| ${x.name} | ${q(st.decideQueueWaitMs)} | ${q(st.decideRunMs)} | ${q(st.deliverQueueWaitMs)} | ${q(st.deliverRunMs)} | ${st.deliverRetriedJobs} | ${st.lockConflicts} | ${st.eventLoopLagMs.p99} / ${st.eventLoopLagMs.max} |`);
+      if (x.stages) lines.push(row(x.name, 'saturated', x.stages));
+      if (x.openLoop?.stages) lines.push(row(x.name, 'open loop', x.openLoop.stages));
     }
   }
   return lines.join('\n');

@@ -1,0 +1,47 @@
+import type { Summary } from './report';
+
+/** One of issue 8's acceptance figures, as measured in this run. */
+export interface TargetCheck {
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+const KIB = 1024;
+
+/**
+ * The speed targets singleshot's embedded default (`singleshot start`) is held
+ * to, checked against the peers of the same run. A missing peer leaves its
+ * comparison out rather than passing it.
+ */
+export function checkTargets(s: Summary[]): TargetCheck[] {
+  const ours = s.find((x) => x.system === 'singleshot-start');
+  if (!ours) return [];
+  const out: TargetCheck[] = [];
+  const x2 = (n: number) => `${n.toFixed(2)}×`;
+  for (const id of ['bullmq-naive', 'postgres-outbox'] as const) {
+    const peer = s.find((x) => x.system === id);
+    if (!peer) continue;
+    const r = ours.perSecond.median / peer.perSecond.median;
+    out.push({ target: `notifications/s ≥ 1.25× ${id}`, measured: `${x2(r)} (${ours.perSecond.median} vs ${peer.perSecond.median})`, met: r >= 1.25 });
+  }
+  const pg = s.find((x) => x.system === 'postgres-outbox');
+  if (pg) {
+    const r = ours.cpuMsPerNotification.system / pg.cpuMsPerNotification.system;
+    out.push({ target: 'system CPU per notification ≤ 0.8× postgres-outbox', measured: `${x2(r)} (${ours.cpuMsPerNotification.system} vs ${pg.cpuMsPerNotification.system} ms)`, met: r <= 0.8 });
+  }
+  out.push({ target: '0 duplicates and 0 lost', measured: `${ours.duplicates} duplicates, ${ours.lost} lost`, met: ours.duplicates === 0 && ours.lost === 0 });
+  if (ours.openLoop) {
+    out.push({ target: 'open loop at half max: p95 < 25 ms', measured: `${ours.openLoop.p95} ms`, met: ours.openLoop.p95 < 25 });
+    out.push({ target: 'open loop at half max: p99 < 100 ms', measured: `${ours.openLoop.p99} ms`, met: ours.openLoop.p99 < 100 });
+  }
+  out.push({ target: 'Redis CPU per notification ≤ 0.3 ms', measured: `${ours.cpuMsPerNotification.store} ms`, met: ours.cpuMsPerNotification.store <= 0.3 });
+  const bytes = ours.bytesPerOperationWithoutJobs;
+  if (bytes !== undefined && Number.isFinite(bytes)) out.push({ target: 'Redis memory per retained operation ≤ 1.5 KiB', measured: `${bytes} bytes`, met: bytes <= 1.5 * KIB });
+  return out;
+}
+
+/** The checks as Markdown lines. */
+export function targetLines(checks: TargetCheck[]): string[] {
+  return checks.map((c) => `${c.met ? 'met' : 'NOT met'}: ${c.target} — ${c.measured}`);
+}
