@@ -1,6 +1,7 @@
 import type { IngestInput } from '@singleshot/core';
 import type { MessageStore } from '@singleshot/store';
 import { enqueueDecide, type Queues } from '@singleshot/queues';
+import { Deadlines } from './deadlines';
 import { StoreUnavailableError } from './errors';
 
 export interface AcceptDeps {
@@ -21,49 +22,96 @@ export interface AcceptResult {
   status: 'accepted' | 'duplicate';
 }
 
+type Message = { messageKey: string; via: string; input: IngestInput };
+
 /**
- * Takes one arrival of a message. Resolves only once the message's decide job
- * is in Redis (docs/protocol.md invariant 2: ack after effect); throws StoreUnavailableError
- * when Redis did not confirm. `accepted` goes to exactly one arrival, `duplicate` to all others.
+ * Takes arrivals of messages (one per ingest process). `accept` resolves only
+ * once the message's decide job is in Redis (docs/protocol.md invariant 2: ack
+ * after effect); it throws StoreUnavailableError when Redis did not confirm
+ * within `enqueueTimeoutMs`. `accepted` goes to exactly one arrival, `duplicate`
+ * to all others.
  */
-export async function acceptMessage(
-  deps: AcceptDeps,
-  input: { messageKey: string; via: string; input: IngestInput },
-): Promise<AcceptResult> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new StoreUnavailableError(`Redis did not confirm within ${deps.enqueueTimeoutMs} ms`)),
-      deps.enqueueTimeoutMs,
-    );
-  });
-  try {
-    return await Promise.race([timeout, accept(deps, input)]);
-  } catch (err) {
-    if (err instanceof StoreUnavailableError) throw err;
-    // A JavaScript error of our own (a RangeError from serializing a hostile
-    // body, a TypeError) is not an outage: reporting it as one made producers
-    // retry a bad input forever. It goes on as it is (500, logged).
-    if (err instanceof RangeError || err instanceof TypeError || err instanceof SyntaxError || err instanceof ReferenceError) throw err;
-    throw new StoreUnavailableError('Redis is unavailable', { cause: err });
-  } finally {
-    clearTimeout(timer);
+export class Acceptor {
+  private readonly deadlines: Deadlines;
+  /**
+   * Enqueues under way in this process, by message key. Parallel first
+   * arrivals of one message (a producer's retries, at-least-once senders) wait
+   * for the one already enqueueing instead of repeating its BullMQ add and
+   * markQueued: once that succeeded the job is in Redis and `queuedAt` is set,
+   * so the add would be a no-op and the mark would lose. If it failed, they
+   * enqueue themselves.
+   */
+  private readonly enqueuing = new Map<string, Promise<boolean>>();
+
+  constructor(private readonly deps: AcceptDeps) {
+    this.deadlines = new Deadlines(deps.enqueueTimeoutMs);
+  }
+
+  /** One arrival of a message; see the class. */
+  accept(message: Message): Promise<AcceptResult> {
+    return new Promise<AcceptResult>((resolve, reject) => {
+      const expire = () => reject(new StoreUnavailableError(`Redis did not confirm within ${this.deps.enqueueTimeoutMs} ms`));
+      this.deadlines.start(expire);
+      this.arrive(message).then(
+        (result) => {
+          this.deadlines.cancel(expire);
+          resolve(result);
+        },
+        (err: unknown) => {
+          this.deadlines.cancel(expire);
+          reject(classify(err));
+        },
+      );
+    });
+  }
+
+  private async arrive({ messageKey, via, input }: Message): Promise<AcceptResult> {
+    const { messages, replicate } = this.deps;
+    const arrival = await messages.arrive(messageKey, via);
+    if (!arrival.queued) {
+      const running = this.enqueuing.get(messageKey);
+      if (!running || !(await running.then(() => true, () => false))) {
+        return { messageKey, status: (await this.enqueue({ messageKey, via, input }, arrival.firstArrivalAt)) ? 'accepted' : 'duplicate' };
+      }
+    }
+    // Another arrival was accepted, perhaps an instant ago and not yet on a
+    // replica: this answer is an acknowledgement too, so it waits as well.
+    await replicate(messageKey);
+    return { messageKey, status: 'duplicate' };
+  }
+
+  /** Adds the decide job and marks it queued; true for the arrival that answers `accepted`. */
+  private enqueue(message: Message, firstArrivalAt: number): Promise<boolean> {
+    const { messageKey } = message;
+    const done = this.enqueueOnce(message, firstArrivalAt);
+    this.enqueuing.set(messageKey, done);
+    const forget = () => {
+      if (this.enqueuing.get(messageKey) === done) this.enqueuing.delete(messageKey);
+    };
+    done.then(forget, forget);
+    return done;
+  }
+
+  private async enqueueOnce({ messageKey, via, input }: Message, firstArrivalAt: number): Promise<boolean> {
+    // Several first-time arrivals (in several processes) may race here; the job
+    // id (message key) makes their adds collapse into one job, and markQueued
+    // picks one "accepted".
+    await enqueueDecide(this.deps.decideQueues, { messageKey, firstArrivalAt, via, input });
+    const mine = await this.deps.messages.markQueued(messageKey);
+    // Before any 2xx: a master failover must not lose an acknowledged message.
+    await this.deps.replicate(messageKey);
+    return mine;
   }
 }
 
-async function accept(deps: AcceptDeps, { messageKey, via, input }: { messageKey: string; via: string; input: IngestInput }): Promise<AcceptResult> {
-  const arrival = await deps.messages.arrive(messageKey, via);
-  if (arrival.queued) {
-    // Another arrival was accepted, perhaps an instant ago and not yet on a
-    // replica: this answer is an acknowledgement too, so it waits as well.
-    await deps.replicate(messageKey);
-    return { messageKey, status: 'duplicate' };
-  }
-  // Several first-time arrivals may race here; the job id (message key) makes
-  // their adds collapse into one job, and markQueued picks one "accepted".
-  await enqueueDecide(deps.decideQueues, { messageKey, firstArrivalAt: arrival.firstArrivalAt, via, input });
-  const mine = await deps.messages.markQueued(messageKey);
-  // Before any 2xx: a master failover must not lose an acknowledged message.
-  await deps.replicate(messageKey);
-  return { messageKey, status: mine ? 'accepted' : 'duplicate' };
+/**
+ * Redis trouble is StoreUnavailableError; a JavaScript error of our own (a
+ * RangeError from serializing a hostile body, a TypeError) is not an outage:
+ * reporting it as one made producers retry a bad input forever. It goes on as
+ * it is (500, logged).
+ */
+function classify(err: unknown): unknown {
+  if (err instanceof StoreUnavailableError) return err;
+  if (err instanceof RangeError || err instanceof TypeError || err instanceof SyntaxError || err instanceof ReferenceError) return err;
+  return new StoreUnavailableError('Redis is unavailable', { cause: err });
 }

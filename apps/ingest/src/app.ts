@@ -1,10 +1,12 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Registry } from 'prom-client';
 import { livenessHandler, metricsHandler, readinessHandler, type ReadinessCheck } from '@singleshot/observability';
-import { TokenBuckets, inFlightLimit, sendError } from '@singleshot/http';
+import { inFlightLimit, sendError } from '@singleshot/http';
 import type { IngestContext } from './context';
+import { IntakeGate } from './intake-gate';
 import { INGEST_OPENAPI } from './openapi';
 import type { Producer } from './producer-auth';
+import { answerInternal, answerTooLarge } from './routes/answer';
 import { eventsRouter } from './routes/events';
 import { rawMailRouter } from './routes/mail-raw';
 import { SIGNATURE_HEADER } from './signature';
@@ -17,10 +19,12 @@ export interface IngestAppOptions {
   providerWebhooks?: Router;
   /** Signed document links, mounted at `/v1/documents`. */
   documents?: Router;
+  /** In-flight cap, authentication and rate buckets; shared with the fast path (handler.ts). Default: a gate of its own. */
+  gate?: IntakeGate;
 }
 
 /** The ingest HTTP API (docs/contract.md "Ingest HTTP API"). */
-export function createIngestApp({ ctx, registry, ready, providerWebhooks, documents }: IngestAppOptions): express.Express {
+export function createIngestApp({ ctx, registry, ready, providerWebhooks, documents, gate = new IntakeGate(ctx) }: IngestAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
 
@@ -28,9 +32,8 @@ export function createIngestApp({ ctx, registry, ready, providerWebhooks, docume
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const route = req.route?.path ? `${req.baseUrl}${req.route.path === '/' ? '' : req.route.path}` : 'unmatched';
-      const status = String(res.statusCode);
-      ctx.metrics.ingestRequestDuration.observe({ route, status }, Number(process.hrtime.bigint() - started) / 1e9);
-      if (req.originalUrl.startsWith('/v1/')) ctx.metrics.ingestRequests.inc({ key: (res.locals.producer as Producer | undefined)?.name ?? 'none', status });
+      const key = req.originalUrl.startsWith('/v1/') ? ((res.locals.producer as Producer | undefined)?.name ?? 'none') : undefined;
+      ctx.counters.request(route, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9, key);
     });
     next();
   });
@@ -41,7 +44,7 @@ export function createIngestApp({ ctx, registry, ready, providerWebhooks, docume
   app.get('/openapi.json', (_req, res) => void res.json(INGEST_OPENAPI));
 
   // Shed load before any body is read: memory stays bounded however many arrive.
-  app.use('/v1', inFlightLimit(ctx.limits.maxRequestsInFlight, 1));
+  app.use('/v1', inFlightLimit(gate.inFlight));
 
   // Raw bodies everywhere: signatures are computed over the exact bytes.
   const parseRaw = express.raw({ type: () => true, limit: ctx.maxBodyBytes });
@@ -52,21 +55,12 @@ export function createIngestApp({ ctx, registry, ready, providerWebhooks, docume
     if (!Buffer.isBuffer(req.body)) req.body = Buffer.alloc(0);
     next();
   };
-  const buckets = new TokenBuckets();
   const authenticated = (req: Request, res: Response, next: NextFunction) => {
-    const outcome = ctx.auth.authenticate(req.get('authorization'), req.get(SIGNATURE_HEADER), req.body as Buffer);
-    if (!outcome.ok) {
-      ctx.metrics.eventsReceived.inc({ source: 'unknown', result: 'invalid' });
-      res.setHeader('www-authenticate', 'Bearer realm="singleshot"');
-      return sendError(res, 401, outcome.code, outcome.message);
-    }
-    res.locals.producer = outcome.producer;
-    const wait = buckets.take(outcome.producer.name, outcome.producer.rate);
-    if (wait > 0) {
-      res.setHeader('retry-after', String(wait));
-      return sendError(res, 429, 'RATE_LIMITED', `producer "${outcome.producer.name}" is over its rate limit; retry later`, { retryAfterSeconds: wait });
-    }
-    next();
+    const producer = gate.authenticate(res, req.get('authorization'), req.get(SIGNATURE_HEADER), req.body as Buffer);
+    if (!producer) return;
+    // Before the rate check: a 429 is counted under the key's name.
+    res.locals.producer = producer;
+    if (gate.withinRate(res, producer)) next();
   };
   const guarded = [parseRaw, emptyIfNone, authenticated];
   app.use('/v1/events', guarded, eventsRouter(ctx));
@@ -79,16 +73,11 @@ export function createIngestApp({ ctx, registry, ready, providerWebhooks, docume
   // express 5 forwards rejected async handlers here.
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const e = err as { type?: string; status?: number; expose?: boolean; message?: string };
-    if (e.type === 'entity.too.large') {
-      return sendError(res, 413, 'BODY_TOO_LARGE', `the body exceeds ${ctx.maxBodyBytes} bytes`);
-    }
+    if (e.type === 'entity.too.large') return answerTooLarge(ctx, res);
     if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
       return sendError(res, e.status, 'BAD_REQUEST', e.message ?? 'bad request');
     }
-    ctx.logger.error({ err }, 'ingest request failed');
-    if (res.headersSent) return void res.destroy();
-    // Never a 2xx for something not kept; 500 tells the producer to retry.
-    sendError(res, 500, 'INTERNAL', 'internal error; the event was not confirmed, retry');
+    answerInternal(ctx, res, err);
   });
   return app;
 }

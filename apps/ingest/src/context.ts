@@ -1,13 +1,17 @@
 import type { Logger, Metrics } from '@singleshot/observability';
 import type { Runtime } from '@singleshot/runtime';
-import type { AcceptDeps } from './accept';
+import type { Acceptor } from './accept';
+import type { IngestCounters } from './counters';
 import type { ProducerAuth } from './producer-auth';
 
 /** What the ingest routes need; built once by `startIngest`, small in tests. */
 export interface IngestContext {
-  accept: AcceptDeps;
+  /** Takes arrivals (one per process: it coalesces parallel arrivals of a message). */
+  accept: Acceptor;
   logger: Logger;
   metrics: Pick<Metrics, 'eventsReceived' | 'duplicatesSuppressed' | 'fingerprintFallbacks' | 'ingestRequestDuration' | 'ingestRequests'>;
+  /** The per-request metrics above through cached label children (the hot path uses these). */
+  counters: IngestCounters;
   mailboxIds: Set<string>;
   /** Producer authentication (API keys, HMAC signature, or anonymous on loopback). */
   auth: ProducerAuth;

@@ -1,5 +1,6 @@
 export * from './accept';
 export * from './app';
+export * from './handler';
 export * from './context';
 export * from './errors';
 export * from './server';

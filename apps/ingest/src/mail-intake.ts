@@ -1,5 +1,5 @@
 import type { ParsedMail } from '@singleshot/mail';
-import { acceptMessage, type AcceptResult } from './accept';
+import type { AcceptResult } from './accept';
 import type { IngestContext } from './context';
 
 /**
@@ -9,8 +9,8 @@ import type { IngestContext } from './context';
  */
 export async function acceptMail(ctx: IngestContext, parsed: ParsedMail, via: string): Promise<AcceptResult> {
   if (parsed.identityFallbackReason) ctx.metrics.fingerprintFallbacks.inc({ source: via });
-  const result = await acceptMessage(ctx.accept, { messageKey: parsed.messageKey, via, input: parsed.input });
-  ctx.metrics.eventsReceived.inc({ source: 'mail', result: result.status });
-  if (result.status === 'duplicate') ctx.metrics.duplicatesSuppressed.inc({ stage: 'ingest', reason: 'seen_before' });
+  const result = await ctx.accept.accept({ messageKey: parsed.messageKey, via, input: parsed.input });
+  ctx.counters.received('mail', result.status);
+  if (result.status === 'duplicate') ctx.counters.duplicateAtIngest();
   return result;
 }

@@ -29,29 +29,34 @@ export class ProducerAuth {
   private readonly keys: ApiKeyConfig[];
   readonly required: boolean;
 
+  // Built once: a request's outcome is one of these, not a new object per request.
+  private readonly byKey: AuthOutcome[];
+  private readonly anonymous: AuthOutcome;
+  private readonly hmac: AuthOutcome;
+
   constructor(private readonly config: Pick<IngestConfig, 'apiKeys' | 'signingSecrets' | 'rateLimit'>) {
     this.keys = config.apiKeys;
     this.digests = config.apiKeys.map((k) => secretDigest(k.key ?? ''));
     this.required = config.apiKeys.length > 0 || config.signingSecrets.length > 0;
+    this.byKey = config.apiKeys.map((key) => ({
+      ok: true,
+      producer: { name: key.name, sources: key.sources.includes('*') ? undefined : new Set(key.sources), rate: key.rateLimit ?? config.rateLimit },
+    }));
+    this.anonymous = { ok: true, producer: { name: 'anonymous', sources: undefined, rate: config.rateLimit } };
+    this.hmac = { ok: true, producer: { name: 'hmac', sources: undefined, rate: config.rateLimit } };
   }
 
   /** Checks a request's credentials (the raw body is needed for the HMAC). */
   authenticate(authorization: string | undefined, signature: string | undefined, rawBody: Buffer): AuthOutcome {
-    if (!this.required) return { ok: true, producer: { name: 'anonymous', sources: undefined, rate: this.config.rateLimit } };
+    if (!this.required) return this.anonymous;
     const bearer = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
     if (bearer !== undefined && this.keys.length > 0) {
-      const index = findSecret(bearer, this.digests);
-      const key = this.keys[index];
-      if (!key) return { ok: false, code: 'UNAUTHORIZED', message: 'the bearer key is not valid' };
-      return {
-        ok: true,
-        producer: { name: key.name, sources: key.sources.includes('*') ? undefined : new Set(key.sources), rate: key.rateLimit ?? this.config.rateLimit },
-      };
+      const outcome = this.byKey[findSecret(bearer, this.digests)];
+      if (!outcome) return { ok: false, code: 'UNAUTHORIZED', message: 'the bearer key is not valid' };
+      return outcome;
     }
     if (this.config.signingSecrets.length > 0 && signature !== undefined) {
-      if (verifySignature(rawBody, signature, this.config.signingSecrets)) {
-        return { ok: true, producer: { name: 'hmac', sources: undefined, rate: this.config.rateLimit } };
-      }
+      if (verifySignature(rawBody, signature, this.config.signingSecrets)) return this.hmac;
       return { ok: false, code: 'BAD_SIGNATURE', message: 'missing or invalid x-singleshot-signature header' };
     }
     const ways = [this.keys.length > 0 ? 'an Authorization: Bearer <key> header' : '', this.config.signingSecrets.length > 0 ? 'an x-singleshot-signature header' : '']

@@ -3,7 +3,9 @@ import { MessageStore } from '@singleshot/store';
 import { partitionOf } from '@singleshot/core';
 import { listen } from '@singleshot/http';
 import { defaultReady, documentLinkSecret, type RunningWorker } from '@singleshot/runtime';
-import { createIngestApp } from './app';
+import { Acceptor } from './accept';
+import { IngestCounters } from './counters';
+import { createIngestHandler } from './handler';
 import { documentsRouter } from './routes/documents';
 import type { IngestContext, IngestRuntime } from './context';
 import { acceptMail } from './mail-intake';
@@ -24,16 +26,17 @@ export function ingestContext(rt: IngestRuntime): IngestContext {
   for (const route of rt.config.routes) if (route.match.source) knownSources.add(route.match.source);
   const ingest = rt.config.ingest;
   return {
-    accept: {
+    accept: new Acceptor({
       // The fail-fast producer connection: while Redis is away, answer 503 at once.
       messages: new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
       decideQueues: rt.producerQueues,
       // The message record's slot and its decide queue partition's slot.
       replicate: (messageKey) => rt.replicate(rt.producer, [rt.keys.message(messageKey), rt.keys.queuePrefixOf(partitionOf(messageKey, rt.keys.partitions))]),
       enqueueTimeoutMs: ingest.enqueueTimeoutMs,
-    },
+    }),
     logger: rt.logger.child({ component: 'ingest' }),
     metrics: rt.metrics,
+    counters: new IngestCounters(rt.metrics),
     mailboxIds: new Set(rt.config.mailboxes.map((m) => m.id)),
     auth: new ProducerAuth(ingest),
     limits: { maxRequestsInFlight: ingest.maxRequestsInFlight, maxJsonDepth: ingest.maxJsonDepth },
@@ -91,7 +94,7 @@ export async function startIngest(
   const ctx = ingestContext(rt);
   // Read once per process (the key never changes); a failed read is retried on the next download.
   let linkSecret: Promise<string> | undefined;
-  const app = createIngestApp({
+  const handler = createIngestHandler({
     ctx,
     registry: rt.metrics.registry,
     ready: () => defaultReady({ redis: rt.producer }, options.workers),
@@ -106,7 +109,7 @@ export async function startIngest(
     }),
   });
   const { ingest } = rt.config;
-  const server = await listen(app, options.port ?? ingest.port, host, ingest);
+  const server = await listen(handler, options.port ?? ingest.port, host, ingest);
   const auth = ctx.auth.required ? [ingest.apiKeys.length ? `${ingest.apiKeys.length} api keys` : '', ingest.signingSecrets.length ? 'hmac' : ''].filter(Boolean).join('+') : 'none';
   ctx.logger.info({ event: 'ingest_listening', port: server.port, host, auth }, 'ingest listening');
   if (!ctx.auth.required) ctx.logger.warn({ event: 'ingest_anonymous', host }, 'ingest accepts anonymous producers (no ingest.apiKeys or signingSecrets)');

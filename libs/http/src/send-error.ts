@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { sendJson } from './send-json';
 
 /**
  * The one error body of every singleshot HTTP API (ingest, provider webhooks,
@@ -8,9 +9,5 @@ import type { ServerResponse } from 'node:http';
  * Headers set before (`Retry-After`, `WWW-Authenticate`) are kept.
  */
 export function sendError(res: ServerResponse, status: number, code: string, message: string, details?: unknown): void {
-  const text = JSON.stringify({ error: { code, message, ...(details === undefined ? {} : { details }) } });
-  res.statusCode = status;
-  res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.setHeader('content-length', Buffer.byteLength(text));
-  res.end(text);
+  sendJson(res, status, { error: details === undefined ? { code, message } : { code, message, details } });
 }

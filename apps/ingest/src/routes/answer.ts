@@ -1,7 +1,7 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { IngestInput } from '@singleshot/core';
-import { sendError } from '@singleshot/http';
-import { acceptMessage, type AcceptResult } from '../accept';
+import { sendError, sendJson } from '@singleshot/http';
+import type { AcceptResult } from '../accept';
 import type { IngestContext } from '../context';
 import { StoreUnavailableError } from '../errors';
 
@@ -11,22 +11,38 @@ export async function acceptEvent(
   source: string,
   message: { messageKey: string; via: string; input: IngestInput },
 ): Promise<AcceptResult> {
-  const result = await acceptMessage(ctx.accept, message);
-  ctx.metrics.eventsReceived.inc({ source: ctx.sourceLabel(source), result: result.status });
-  if (result.status === 'duplicate') ctx.metrics.duplicatesSuppressed.inc({ stage: 'ingest', reason: 'seen_before' });
+  const result = await ctx.accept.accept(message);
+  ctx.counters.received(ctx.sourceLabel(source), result.status);
+  if (result.status === 'duplicate') ctx.counters.duplicateAtIngest();
   return result;
 }
 
-/** Answers 202 with the acceptance, or 503 with `Retry-After` when Redis did not confirm it. */
-export async function answerAccepted(ctx: IngestContext, res: Response, messageKey: string, accept: () => Promise<AcceptResult>): Promise<void> {
+/**
+ * Answers 202 with the acceptance (JSON, no ETag), or 503 with `Retry-After`
+ * when Redis did not confirm it; any other error is rethrown (a 500 upstream).
+ */
+export async function answerAccepted(ctx: IngestContext, res: ServerResponse, messageKey: string, accepting: Promise<AcceptResult>): Promise<void> {
   try {
-    res.status(202).json(await accept());
+    sendJson(res, 202, await accepting);
   } catch (err) {
     if (err instanceof StoreUnavailableError) {
       ctx.logger.warn({ messageKey, err: { code: err.code, message: err.message } }, 'not accepted: Redis unavailable');
-      res.set('Retry-After', '1');
+      res.setHeader('retry-after', '1');
       return sendError(res, 503, err.code, 'the event could not be stored; retry later');
     }
     throw err;
   }
+}
+
+/** 413 `BODY_TOO_LARGE`: the body exceeds `ingest.maxBodyBytes`. */
+export function answerTooLarge(ctx: IngestContext, res: ServerResponse): void {
+  sendError(res, 413, 'BODY_TOO_LARGE', `the body exceeds ${ctx.maxBodyBytes} bytes`);
+}
+
+/** An unexpected error: logged, and 500 (never a 2xx for something not kept), or the socket closed if an answer began. */
+export function answerInternal(ctx: IngestContext, res: ServerResponse, err: unknown): void {
+  ctx.logger.error({ err }, 'ingest request failed');
+  if (res.headersSent) return void res.destroy();
+  // Never a 2xx for something not kept; 500 tells the producer to retry.
+  sendError(res, 500, 'INTERNAL', 'internal error; the event was not confirmed, retry');
 }

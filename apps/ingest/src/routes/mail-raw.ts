@@ -28,7 +28,7 @@ export function rawMailRouter(ctx: IngestContext): Router {
     }
     const parsed = await parseRawMail(raw, { mailboxId, maxBytes: ctx.maxMailBytes });
     // The one way in for every mail path: counted and keyed like webhook and IMAP mail.
-    await answerAccepted(ctx, res, parsed.messageKey, () => acceptMail(ctx, parsed, 'mail-raw'));
+    await answerAccepted(ctx, res, parsed.messageKey, acceptMail(ctx, parsed, 'mail-raw'));
   });
   return router;
 }

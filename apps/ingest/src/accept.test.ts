@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventMessageKey, type IngestInput } from '@singleshot/core';
+import { parseConfig } from '@singleshot/config';
+import type { Queues } from '@singleshot/queues';
+import { createRuntime, type Runtime } from '@singleshot/runtime';
+import { MessageStore } from '@singleshot/store';
+import { startTestRedis, waitUntil, type TestRedis } from '@singleshot/test-harness';
+import { Acceptor, type AcceptResult } from './accept';
+import { StoreUnavailableError } from './errors';
+
+// The real decide queues and Redis; the wrapper only counts (and, when asked,
+// refuses) the adds ingest makes, to see which arrivals enqueued.
+let redis: TestRedis;
+let rt: Runtime;
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+  rt = await createRuntime(parseConfig({ redis: { url: redis.url }, log: { level: 'silent' } }), { app: 'test' });
+  // The producer connection fails fast: nothing is sent before it is up.
+  await waitUntil(() => rt.producer.status === 'ready' || undefined, 'the producer connection');
+});
+
+afterAll(async () => {
+  await rt?.close();
+  await redis?.destroy();
+});
+
+function acceptor(refuseAdds = 0): { acceptor: Acceptor; adds: () => number } {
+  let adds = 0;
+  let refuse = refuseAdds;
+  const decideQueues = {
+    decideOf: (key: string) => {
+      const queue = rt.producerQueues.decideOf(key);
+      return {
+        add: (...args: Parameters<typeof queue.add>) => {
+          adds++;
+          if (refuse-- > 0) return Promise.reject(new Error('refused by the test'));
+          return queue.add(...args);
+        },
+      };
+    },
+  } as unknown as Pick<Queues, 'decideOf'>;
+  const acceptor = new Acceptor({
+    messages: new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
+    decideQueues,
+    replicate: () => Promise.resolve(),
+    enqueueTimeoutMs: 10_000,
+  });
+  return { acceptor, adds: () => adds };
+}
+
+const message = (id: string) => {
+  const input: IngestInput = { kind: 'event', source: 'shop', eventId: id, type: 't', data: {} };
+  return { messageKey: eventMessageKey('shop', id), via: 'api', input };
+};
+
+describe('Acceptor', () => {
+  it('parallel arrivals of one message: one BullMQ add, one accepted, every arrival recorded', async () => {
+    const { acceptor: a, adds } = acceptor();
+    const m = message('parallel-1');
+    const results = await Promise.all([a.accept(m), a.accept(m), a.accept(m)]);
+    expect(results.map((r) => r.status).sort()).toEqual(['accepted', 'duplicate', 'duplicate']);
+    expect(adds()).toBe(1);
+    expect(await rt.queues.decide.getJob(m.messageKey)).toBeDefined();
+    const record = await rt.messages.get(m.messageKey);
+    expect(record?.arrivals).toBe(3);
+    expect(record?.queuedAt).toBeGreaterThan(0);
+    // Later arrivals find it queued: no add at all.
+    expect((await a.accept(m)).status).toBe('duplicate');
+    expect(adds()).toBe(1);
+  });
+
+  it('when the enqueue they waited for fails, the waiting arrivals enqueue themselves; still exactly one accepted', async () => {
+    const { acceptor: a, adds } = acceptor(1);
+    const m = message('parallel-2');
+    const settled = await Promise.allSettled([a.accept(m), a.accept(m), a.accept(m)]);
+    const refused = settled.filter((s) => s.status === 'rejected').map((s) => (s as PromiseRejectedResult).reason as unknown);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toBeInstanceOf(StoreUnavailableError);
+    expect((refused[0] as StoreUnavailableError).code).toBe('STORE_UNAVAILABLE');
+    const answered = settled.filter((s) => s.status === 'fulfilled').map((s) => (s as PromiseFulfilledResult<AcceptResult>).value.status);
+    expect(answered.sort()).toEqual(['accepted', 'duplicate']);
+    expect(adds()).toBe(3);
+    expect(await rt.queues.decide.getJob(m.messageKey)).toBeDefined();
+  });
+
+  it('does not wait for the enqueue of another message', async () => {
+    const { acceptor: a, adds } = acceptor();
+    const results = await Promise.all([a.accept(message('other-1')), a.accept(message('other-2'))]);
+    expect(results.map((r) => r.status)).toEqual(['accepted', 'accepted']);
+    expect(adds()).toBe(2);
+  });
+});
