@@ -47,7 +47,10 @@ function singleshotConfig(dir: string, redisUrl: string, ports: { ingest: number
     JSON.stringify({
       redis: { url: redisUrl },
       log: { level: 'warn' },
-      ingest: { port: ports.ingest, host: '127.0.0.1' },
+      // The driver is one producer posting as fast as it can; the default limit
+      // (1,000 requests/s per producer) would answer 429 and the retries would be
+      // counted against singleshot. The peers have no limit at all.
+      ingest: { port: ports.ingest, host: '127.0.0.1', rateLimit: { perSecond: 1_000_000, burst: 1_000_000 } },
       decision: { concurrency, metricsPort: ports.decision },
       delivery: { concurrency, metricsPort: ports.delivery },
       routes: [
