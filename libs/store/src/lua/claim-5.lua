@@ -58,16 +58,15 @@ if isTerminal(status) then
   return { 'terminal', 0, status, attempts, provider, '', '' }
 end
 
-local pttl = redis.call('PTTL', lockKey)
-if pttl ~= -2 then
-  -- -1 (no expiry) cannot happen through our scripts; treat it as held, never steal it.
-  return { 'conflict', pttl, status, attempts, '', '', '' }
+local fence = string.format('%d', tonumber(state[6] or '0') + 1)
+if not redis.call('SET', lockKey, fence, 'NX', 'PX', o.leaseMs) then
+  -- Held. A lock without expiry (PTTL -1) cannot happen through our scripts;
+  -- it is treated as held too, never stolen.
+  return { 'conflict', redis.call('PTTL', lockKey), status, attempts, '', '', '' }
 end
 
-local fence = string.format('%d', tonumber(state[6] or '0') + 1)
 attempts = attempts + 1
 local attemptsText = string.format('%d', attempts)
-redis.call('SET', lockKey, fence, 'PX', o.leaseMs)
 if state[7] then
   redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
     'claimedAt', now, 'leaseUntil', leaseUntil, 'updatedAt', now)
