@@ -49,7 +49,8 @@ describe('active index (maintained by the claim and commit scripts)', () => {
     const key = fresh();
     await claimed(key);
     expect(Number(await score(key))).toBe(clock + 5000);
-    expect(JSON.parse((await redis.hget(keys.op(key), 'job')) as string)).toEqual(job(key));
+    expect(await ops.storedJob(key)).toEqual(job(key));
+    expect((await ops.probe([key]))[0]).toMatchObject({ status: 'sending', job: job(key) });
   });
 
   it('failed stays with its retry time, in_doubt with a negative score, terminal outcomes leave', async () => {

@@ -1,6 +1,7 @@
 import type { RedisClient } from './connection';
 import { execAcrossSlots } from './cross-slot';
 import type { KeyBuilder } from './keys';
+import { decimal } from './script-options';
 import { runScript } from './scripts';
 
 /** One entry of the sweeper index. */
@@ -43,7 +44,7 @@ export class ActiveIndex {
 
   /** Moves the next check time, keeping the in-doubt sign. False: no longer in the index. */
   async touch(operationKey: string, dueAt: number): Promise<boolean> {
-    const result = await runScript(this.redis, 'index-touch-1', [this.keys.activeIndexOf(operationKey)], { operationKey, dueAt });
+    const result = await runScript(this.redis, 'index-touch-1', [this.keys.activeIndexOf(operationKey)], { operationKey, dueAt: decimal(dueAt) });
     return Number(result) === 1;
   }
 

@@ -1,5 +1,6 @@
 import type { RedisClient } from './connection';
 import type { KeyBuilder } from './keys';
+import { decimal } from './script-options';
 import { runScript } from './scripts';
 
 /** A render operation's status: `stored` and `dead` are final (until a replay). */
@@ -58,12 +59,20 @@ export class DocumentStateStore {
   }
 
   async claim(input: { documentKey: string; messageKey: string; owner: string; leaseMs: number; job: object }): Promise<DocumentClaim> {
+    const now = this.now();
     const k = this.keys;
     const raw = (await runScript(
       this.redis,
       'doc-claim-3',
       [k.doc(input.documentKey), k.docLock(input.documentKey), k.journalOf(input.documentKey)],
-      { leaseMs: input.leaseMs, now: this.now(), owner: input.owner, retentionMs: this.options.retentionMs, messageKey: input.messageKey },
+      {
+        leaseMs: decimal(input.leaseMs),
+        now: decimal(now),
+        leaseUntil: decimal(now + input.leaseMs),
+        owner: input.owner,
+        retentionMs: decimal(this.options.retentionMs),
+        messageKey: input.messageKey,
+      },
       [JSON.stringify(input.job)],
     )) as (string | number)[];
     const [kind, a, b, c, d, e] = raw.map((v) => String(v));
@@ -93,17 +102,17 @@ export class DocumentStateStore {
       {
         fence: input.fence,
         outcome: input.outcome,
-        now,
-        retentionMs: this.options.retentionMs,
-        journalMinId: now - this.options.retentionMs,
+        now: decimal(now),
+        retentionMs: decimal(this.options.retentionMs),
+        journalMinId: decimal(now - this.options.retentionMs),
         documentKey: input.documentKey,
         name: input.name,
         messageKey: input.messageKey,
         ...(stored
-          ? { checksum: stored.checksum, size: stored.size, storeKey: stored.storeKey, fileName: stored.fileName, contentType: stored.contentType }
+          ? { checksum: stored.checksum, size: decimal(stored.size), storeKey: stored.storeKey, fileName: stored.fileName, contentType: stored.contentType }
           : {}),
         ...(error ? { errorCode: error.code, errorMessage: error.message.slice(0, 2000) } : {}),
-        ...(input.outcome === 'failed' ? { nextAttemptAt: input.nextAttemptAt } : {}),
+        ...(input.outcome === 'failed' ? { nextAttemptAt: decimal(input.nextAttemptAt) } : {}),
       },
     )) as [string, string];
     return kind === 'ok' ? { kind, journalId: value } : { kind: 'stale' };
@@ -111,7 +120,11 @@ export class DocumentStateStore {
 
   /** Extends the render lease while the fence holds. */
   async extend(documentKey: string, fence: string, leaseMs: number): Promise<boolean> {
-    const result = await runScript(this.redis, 'extend-lock-2', [this.keys.docLock(documentKey), this.keys.doc(documentKey)], { fence, leaseMs, now: this.now() });
+    const result = await runScript(this.redis, 'extend-lock-2', [this.keys.docLock(documentKey), this.keys.doc(documentKey)], {
+      fence,
+      leaseMs: decimal(leaseMs),
+      leaseUntil: decimal(this.now() + leaseMs),
+    });
     return Number(result) === 1;
   }
 
@@ -122,7 +135,7 @@ export class DocumentStateStore {
       this.redis,
       'doc-replay-2',
       [this.keys.doc(documentKey), this.keys.journalOf(documentKey)],
-      { now, by, journalMinId: now - this.options.retentionMs, documentKey },
+      { now: decimal(now), by, journalMinId: decimal(now - this.options.retentionMs), documentKey },
     )) as [string, string?, number?];
     return kind === 'replayed' && job ? { job, round: Number(round) } : null;
   }
@@ -186,10 +199,10 @@ export class DocumentStateStore {
       {
         mode: 'set',
         operationKey: input.operationKey,
-        now: this.now(),
+        now: decimal(this.now()),
         waitingFor: input.waitingFor,
         waitingKey: input.waitingKey,
-        retentionMs: this.options.retentionMs,
+        retentionMs: decimal(this.options.retentionMs),
         messageKey: input.messageKey,
         recipient: input.recipient,
         channel: input.channel,
@@ -199,7 +212,7 @@ export class DocumentStateStore {
   }
 
   async clearWaiting(operationKey: string): Promise<void> {
-    await runScript(this.redis, 'op-wait-2', [this.keys.op(operationKey), this.keys.waitingIndexOf(operationKey)], { mode: 'clear', operationKey, now: this.now() });
+    await runScript(this.redis, 'op-wait-2', [this.keys.op(operationKey), this.keys.waitingIndexOf(operationKey)], { mode: 'clear', operationKey, now: decimal(this.now()) });
   }
 
   /** How many operations wait, over every shard (the waiting gauge). */

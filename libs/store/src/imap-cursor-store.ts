@@ -1,5 +1,6 @@
 import type { RedisClient } from './connection';
 import type { KeyBuilder } from './keys';
+import { decimal } from './script-options';
 import { runScript } from './scripts';
 
 /**
@@ -56,7 +57,7 @@ export class ImapCursorStore {
       this.redis,
       'imap-cursor-advance-1',
       [this.keys.imapCursor(mailboxId, folder)],
-      { uidValidity: validity, uid, now: (this.options.now ?? Date.now)() },
+      { uidValidity: validity, uid, now: decimal((this.options.now ?? Date.now)()) },
     )) as [CursorAdvanceOutcome, string, number];
     return { outcome, cursor: { uidValidity: String(storedValidity), lastUid: Number(lastUid) } };
   }

@@ -35,6 +35,19 @@ export class KeyBuilder {
     return `${this.tagged(operationKey)}:op:${operationKey}`;
   }
 
+  /**
+   * The operation's large values, kept out of its state hash so that hash stays
+   * small enough for Redis's compact (listpack) encoding: every value of a
+   * listpack hash must fit `hash-max-listpack-value` (64 bytes by default), and
+   * one longer value turns the whole hash into a hash table for good, at about
+   * three times the memory. Fields: `job` (the deliver job, from the first claim
+   * until the operation is sent) and `lastError` (the last error's text). When
+   * neither applies the key does not exist.
+   */
+  opData(operationKey: string): string {
+    return `${this.tagged(operationKey)}:opdata:${operationKey}`;
+  }
+
   /** Operation lock: a string holding the current fence token, with a PX lease. */
   lock(operationKey: string): string {
     return `${this.tagged(operationKey)}:lock:${operationKey}`;
@@ -125,12 +138,21 @@ export class KeyBuilder {
     return `${this.prefix}:sweeper:lock`;
   }
 
-  /** Message record: first arrival, sources seen, queued and decided flags. */
+  /**
+   * Message record: first arrival, sources seen, queued and decided times, and
+   * the operation keys the message fanned out to (one field per operation key,
+   * see MessageStore.markDecided).
+   */
   message(messageKey: string): string {
     return `${this.tagged(messageKey)}:msg:${messageKey}`;
   }
 
-  /** Set of operation keys a message fanned out to. */
+  /**
+   * The former layout's set of operation keys a message fanned out to (a key of
+   * its own, about 430 bytes per message). Nothing writes it any more; it is
+   * still read so records written before the change show their operations
+   * until they expire (retention).
+   */
   messageOps(messageKey: string): string {
     return `${this.tagged(messageKey)}:msgops:${messageKey}`;
   }

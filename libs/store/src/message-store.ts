@@ -1,5 +1,6 @@
 import type { RedisClient } from './connection';
 import type { KeyBuilder } from './keys';
+import { decimal } from './script-options';
 import { runScript } from './scripts';
 
 export interface ArrivalResult {
@@ -44,7 +45,7 @@ export class MessageStore {
       this.redis,
       'message-arrive-1',
       [this.keys.message(messageKey)],
-      { now: this.now(), via, retentionMs: this.options.retentionMs },
+      { now: decimal(this.now()), via, retentionMs: decimal(this.options.retentionMs) },
     )) as [number, number, string, number];
     return { first: first === 1, queued: queued === 1, firstArrivalAt: Number(firstArrivalAt), arrivals: Number(arrivals) };
   }
@@ -60,26 +61,34 @@ export class MessageStore {
   /**
    * Records the decision: the operations it fanned out to. True only for the
    * first decision of this message; a redelivered decide job gets false.
+   *
+   * Each operation key is a field of the message record (value empty): an
+   * operation key is 64 hex digits, which fits the compact (listpack) hash
+   * encoding's 64-byte limit, and a field costs about 70 bytes where a set of
+   * its own cost about 430 per message. A redelivered decision adds the same
+   * fields again, a union as the set's SADD was.
    */
   async markDecided(messageKey: string, operationKeys: string[]): Promise<boolean> {
     const key = this.keys.message(messageKey);
-    const opsKey = this.keys.messageOps(messageKey);
     const tx = this.redis.multi().hsetnx(key, 'decidedAt', this.now());
-    if (operationKeys.length > 0) tx.sadd(opsKey, ...operationKeys).pexpire(opsKey, this.options.retentionMs);
+    if (operationKeys.length > 0) tx.hset(key, Object.fromEntries(operationKeys.map((op) => [op, '']))).pexpire(key, this.options.retentionMs);
     const results = await tx.exec();
     const first = results?.[0]?.[1];
     return first === 1;
   }
 
   async get(messageKey: string): Promise<MessageRecord | null> {
-    const [h, ops] = await Promise.all([
+    const [h, formerOps] = await Promise.all([
       this.redis.hgetall(this.keys.message(messageKey)),
+      // The former layout kept them in a set of their own (KeyBuilder.messageOps).
       this.redis.smembers(this.keys.messageOps(messageKey)),
     ]);
     if (!h || Object.keys(h).length === 0) return null;
     const via: Record<string, number> = {};
+    const operations = new Set(formerOps);
     for (const [field, value] of Object.entries(h)) {
       if (field.startsWith('via:')) via[field.slice(4)] = Number(value);
+      else if (isOperationField(field)) operations.add(field);
     }
     const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
     return {
@@ -91,7 +100,12 @@ export class MessageStore {
       via,
       queuedAt: num(h.queuedAt),
       decidedAt: num(h.decidedAt),
-      operations: ops.sort(),
+      operations: [...operations].sort(),
     };
   }
+}
+
+/** An operation key (sha256, 64 hex digits: docs/protocol.md, "Names"); no named field of the record looks like one. */
+function isOperationField(field: string): boolean {
+  return field.length === 64 && /^[0-9a-f]{64}$/.test(field);
 }

@@ -1,4 +1,5 @@
 import type { RedisClient } from './connection';
+import { decimal } from './script-options';
 import { runScript } from './scripts';
 
 /**
@@ -16,7 +17,7 @@ export class RedisMutex {
 
   /** Takes the mutex, or renews it when this owner already holds it. */
   async acquire(leaseMs: number): Promise<boolean> {
-    return Number(await runScript(this.redis, 'mutex-acquire-1', [this.key], { owner: this.owner, leaseMs })) === 1;
+    return Number(await runScript(this.redis, 'mutex-acquire-1', [this.key], { owner: this.owner, leaseMs: decimal(leaseMs) })) === 1;
   }
 
   /** Frees it when still held by this owner. */

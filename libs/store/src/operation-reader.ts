@@ -16,6 +16,10 @@ import {
 /**
  * Typed reads of operations. The sweeper, replay and the lists read through
  * these instead of the hash's fields, so the layout stays the store's own.
+ * Every read of an operation's data hash (`KeyBuilder.opData`) also looks at the
+ * state hash's field of the same name: records written before the large values
+ * moved out keep them there until they expire. The two hashes of one operation
+ * share its slot, so their reads go in one pipeline on a cluster too.
  */
 export class OperationReader {
   constructor(
@@ -24,7 +28,14 @@ export class OperationReader {
   ) {}
 
   async get(operationKey: string): Promise<OperationRecord | null> {
-    return decodeOperation(operationKey, await this.redis.hgetall(this.keys.op(operationKey)));
+    const [[stateErr, state], [dataErr, lastError]] = (await this.redis
+      .pipeline()
+      .hgetall(this.keys.op(operationKey))
+      .hget(this.keys.opData(operationKey), 'lastError')
+      .exec()) as [[Error | null, Record<string, string>], [Error | null, string | null]];
+    if (stateErr) throw stateErr;
+    if (dataErr) throw dataErr;
+    return decodeOperation(operationKey, state, lastError);
   }
 
   async history(operationKey: string): Promise<AttemptRecord[]> {
@@ -34,7 +45,14 @@ export class OperationReader {
 
   /** The deliver job kept at the first claim (parsed JSON, unvalidated); undefined when none. */
   async storedJob(operationKey: string): Promise<unknown> {
-    return decodeStoredJob(await this.redis.hget(this.keys.op(operationKey), 'job'));
+    const [[dataErr, job], [stateErr, formerJob]] = (await this.redis
+      .pipeline()
+      .hget(this.keys.opData(operationKey), 'job')
+      .hget(this.keys.op(operationKey), 'job')
+      .exec()) as [[Error | null, string | null], [Error | null, string | null]];
+    if (dataErr) throw dataErr;
+    if (stateErr) throw stateErr;
+    return decodeStoredJob(job ?? formerJob);
   }
 
   /** Status, stored job and lock TTL of several operations, in one round trip. */
@@ -42,14 +60,21 @@ export class OperationReader {
     if (operationKeys.length === 0) return [];
     const replies = await execAcrossSlots(
       this.redis,
-      operationKeys.flatMap((key) => [(p: ChainableCommander) => p.hmget(this.keys.op(key), 'status', 'job'), (p: ChainableCommander) => p.pttl(this.keys.lock(key))]),
+      operationKeys.flatMap((key) => [
+        (p: ChainableCommander) => p.hmget(this.keys.op(key), 'status', 'job'),
+        (p: ChainableCommander) => p.hget(this.keys.opData(key), 'job'),
+        (p: ChainableCommander) => p.pttl(this.keys.lock(key)),
+      ]),
     );
     return operationKeys.map((operationKey, i) => {
-      const [hashErr, fields] = replies[2 * i] ?? [null, null];
-      const [ttlErr, ttl] = replies[2 * i + 1] ?? [null, -2];
+      const [hashErr, fields] = replies[3 * i] ?? [null, null];
+      const [dataErr, dataJob] = replies[3 * i + 1] ?? [null, null];
+      const [ttlErr, ttl] = replies[3 * i + 2] ?? [null, -2];
       if (hashErr) throw hashErr;
+      if (dataErr) throw dataErr;
       if (ttlErr) throw ttlErr;
-      const [status, job] = (fields as (string | null)[] | null) ?? [];
+      const [status, formerJob] = (fields as (string | null)[] | null) ?? [];
+      const job = (dataJob as string | null) ?? formerJob;
       return {
         operationKey,
         ...(status ? { status: status as OperationProbe['status'] } : {}),
@@ -62,11 +87,19 @@ export class OperationReader {
   /** Status, recipient, channel, reason and last error of several operations, in one round trip. */
   async summaries(operationKeys: readonly string[]): Promise<OperationSummary[]> {
     if (operationKeys.length === 0) return [];
-    const replies = await execAcrossSlots(this.redis, operationKeys.map((key) => (p) => p.hmget(this.keys.op(key), ...SUMMARY_FIELDS)));
+    const replies = await execAcrossSlots(
+      this.redis,
+      operationKeys.flatMap((key) => [
+        (p: ChainableCommander) => p.hmget(this.keys.op(key), ...SUMMARY_FIELDS),
+        (p: ChainableCommander) => p.hget(this.keys.opData(key), 'lastError'),
+      ]),
+    );
     return operationKeys.map((operationKey, i) => {
-      const [err, fields] = replies[i] ?? [null, null];
+      const [err, fields] = replies[2 * i] ?? [null, null];
+      const [dataErr, lastError] = replies[2 * i + 1] ?? [null, null];
       if (err) throw err;
-      return decodeSummary(operationKey, (fields as (string | null)[] | null) ?? []);
+      if (dataErr) throw dataErr;
+      return decodeSummary(operationKey, (fields as (string | null)[] | null) ?? [], lastError as string | null);
     });
   }
 }

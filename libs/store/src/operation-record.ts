@@ -1,8 +1,11 @@
 import type { OperationStatus } from '@singleshot/core';
 
-// The operation's data as the store hands it out: the state hash (`KeyBuilder.op`)
-// and the history list (`KeyBuilder.history`). Only the store reads or writes their
+// The operation's data as the store hands it out: the state hash (`KeyBuilder.op`),
+// its large values (`KeyBuilder.opData`: the stored job, the last error's text) and
+// the history list (`KeyBuilder.history`). Only the store reads or writes their
 // fields (docs/architecture.md, "Key layout"); everybody else gets these types.
+// Records written before the large values moved out keep `job` and `lastError` in
+// the state hash until they expire; the decoders read either place.
 
 /** What a commit records as the outcome of an attempt. */
 export type CommitOutcome = 'sent' | 'in_doubt' | 'failed' | 'dead' | 'suppressed' | 'released';
@@ -86,8 +89,12 @@ export type OperationSummary = Pick<OperationRecord, 'operationKey' | 'recipient
 const num = (v: string | undefined) => (v === undefined || v === '' ? undefined : Number(v));
 const str = (v: string | undefined | null) => (v === undefined || v === null || v === '' ? undefined : v);
 
-/** Decodes the state hash (HGETALL's reply); null when the operation has no state. */
-export function decodeOperation(operationKey: string, h: Record<string, string>): OperationRecord | null {
+/**
+ * Decodes the state hash (HGETALL's reply) with the last error's text from the
+ * data hash (`lastError`: null or absent when there is none); null when the
+ * operation has no state.
+ */
+export function decodeOperation(operationKey: string, h: Record<string, string>, lastError?: string | null): OperationRecord | null {
   if (Object.keys(h).length === 0) return null;
   return {
     operationKey,
@@ -102,7 +109,7 @@ export function decodeOperation(operationKey: string, h: Record<string, string>)
     owner: str(h.owner),
     reason: str(h.reason),
     lastErrorCode: str(h.lastErrorCode),
-    lastError: str(h.lastError),
+    lastError: str(lastError) ?? str(h.lastError),
     createdAt: num(h.createdAt),
     updatedAt: num(h.updatedAt),
     sentAt: num(h.sentAt),
@@ -129,18 +136,22 @@ export function decodeStoredJob(raw: string | null | undefined): unknown {
   }
 }
 
-/** Decodes HMGET status, recipient, channel, reason, lastError. */
-export function decodeSummary(operationKey: string, fields: (string | null)[]): OperationSummary {
-  const [status, recipient, channel, reason, lastError] = fields;
+/**
+ * Decodes HMGET of SUMMARY_FIELDS on the state hash, with the last error's text
+ * from the data hash (`lastError`; the state's own field is the former layout's).
+ */
+export function decodeSummary(operationKey: string, fields: (string | null)[], dataLastError?: string | null): OperationSummary {
+  const [status, recipient, channel, reason, stateLastError] = fields;
+  const lastError = str(dataLastError) ?? str(stateLastError);
   return {
     operationKey,
     ...(str(status) ? { status: status as OperationStatus } : {}),
     ...(str(recipient) ? { recipient: recipient as string } : {}),
     ...(str(channel) ? { channel: channel as string } : {}),
     ...(str(reason) ? { reason: reason as string } : {}),
-    ...(str(lastError) ? { lastError: lastError as string } : {}),
+    ...(lastError ? { lastError } : {}),
   };
 }
 
-/** The HMGET field list `decodeSummary` reads, in its order. */
+/** The HMGET field list `decodeSummary` reads from the state hash, in its order (`lastError`: the former layout). */
 export const SUMMARY_FIELDS = ['status', 'recipient', 'channel', 'reason', 'lastError'] as const;

@@ -2,6 +2,7 @@ import type { RedisClient } from './connection';
 import type { ChainableCommander } from 'ioredis';
 import { execAcrossSlots } from './cross-slot';
 import type { KeyBuilder } from './keys';
+import { decimal } from './script-options';
 import { runScript } from './scripts';
 
 export interface ReplayRequest {
@@ -21,7 +22,7 @@ export type ReplayStateResult =
   | { kind: 'not_found' };
 
 /**
- * The state half of a replay (`replay-5.lua`): a dead or suppressed operation
+ * The state half of a replay (`replay-6.lua`): a dead or suppressed operation
  * goes back to `pending` under its own key with a `replayed` journal entry; a
  * sent one is refused ("already sent"), one still in progress is left alone.
  * Re-enqueueing the deliver job is the caller's part (libs/queues `replay`).
@@ -36,9 +37,16 @@ export async function replayOperationState(
   const key = request.operationKey;
   const raw = (await runScript(
     redis,
-    'replay-5',
-    [keys.op(key), keys.journalOf(key), keys.history(key), keys.activeIndexOf(key), keys.suppressedIndexOf(key)],
-    { now, by: request.by, via: request.via, retentionMs: options.retentionMs, journalMinId: now - options.retentionMs, operationKey: key },
+    'replay-6',
+    [keys.op(key), keys.journalOf(key), keys.history(key), keys.activeIndexOf(key), keys.suppressedIndexOf(key), keys.opData(key)],
+    {
+      now: decimal(now),
+      by: request.by,
+      via: request.via,
+      retentionMs: decimal(options.retentionMs),
+      journalMinId: decimal(now - options.retentionMs),
+      operationKey: key,
+    },
     request.job ? [JSON.stringify(request.job)] : [],
   )) as string[];
   switch (raw[0]) {

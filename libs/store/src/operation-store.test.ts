@@ -135,9 +135,11 @@ describe('message records', () => {
     expect((await messages.arrive(key, 'imap')).queued).toBe(true);
     const record = await messages.get(key);
     expect(record).toMatchObject({ arrivals: 21, via: { api: 20, imap: 1 } });
-    expect(await messages.markDecided(key, ['o1', 'o2'])).toBe(true);
-    expect(await messages.markDecided(key, ['o1', 'o2'])).toBe(false);
-    expect((await messages.get(key))?.operations).toEqual(['o1', 'o2']);
+    expect(await messages.markDecided(key, [op(2001), op(2002)])).toBe(true);
+    expect(await messages.markDecided(key, [op(2002), op(2003)])).toBe(false);
+    // A union over decisions, as the former layout's set was.
+    expect((await messages.get(key))?.operations).toEqual([op(2001), op(2002), op(2003)]);
+    expect((await messages.get(key))?.via).toEqual({ api: 20, imap: 1 });
   });
 });
 
@@ -179,7 +181,8 @@ describe('times through the packed script options', () => {
     if (done.kind !== 'ok') throw new Error('expected ok');
     const h = await redis.hgetall(keys.op(key));
     expect([h.createdAt, h.updatedAt, h.sentAt, h.leaseUntil]).toEqual([String(clock), String(clock), String(clock), String(clock + 1000)]);
-    expect([h.lastErrorCode, h.lastError, h.provider, h.externalId]).toEqual(['HTTP_503', 'busy', 'p1', 'x-1']);
+    expect([h.lastErrorCode, h.provider, h.externalId]).toEqual(['HTTP_503', 'p1', 'x-1']);
+    expect((await ops.get(key))?.lastError).toBe('busy');
     const [entry] = await journal.forOperation(key, [done.journalId]);
     expect(entry?.fields).toMatchObject({ type: 'sent', ts: String(clock), fence: claim2.fence, provider: 'p1', extId: 'x-1', err: '' });
   });

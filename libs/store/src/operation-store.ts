@@ -3,6 +3,7 @@ import type { OperationStatus } from '@singleshot/core';
 import type { KeyBuilder } from './keys';
 import { OperationReader } from './operation-reader';
 import type { AttemptRecord, CommitOutcome } from './operation-record';
+import { decimal } from './script-options';
 import { runScript } from './scripts';
 
 export type { AttemptRecord, AttemptStep, CommitOutcome, OperationProbe, OperationRecord, OperationSummary } from './operation-record';
@@ -82,18 +83,25 @@ export class OperationStore extends OperationReader {
     const k = this.keys;
     const raw = (await runScript(
       this.redis,
-      'claim-4',
-      [k.op(input.operationKey), k.lock(input.operationKey), k.journalOf(input.operationKey), k.activeIndexOf(input.operationKey)],
+      'claim-5',
+      [
+        k.op(input.operationKey),
+        k.lock(input.operationKey),
+        k.journalOf(input.operationKey),
+        k.activeIndexOf(input.operationKey),
+        k.opData(input.operationKey),
+      ],
       {
-        leaseMs: input.leaseMs,
-        now,
+        leaseMs: decimal(input.leaseMs),
+        now: decimal(now),
+        leaseUntil: decimal(now + input.leaseMs),
         owner: input.owner,
         operationKey: input.operationKey,
         messageKey: input.messageKey,
         recipient: input.recipient,
         channel: input.channel,
-        retentionMs: this.options.retentionMs,
-        journalMinId: now - this.options.retentionMs,
+        retentionMs: decimal(this.options.retentionMs),
+        journalMinId: decimal(now - this.options.retentionMs),
       },
       input.job ? [JSON.stringify(input.job)] : [],
     )) as [string, number | string, string, number | string, string, string, string];
@@ -125,7 +133,7 @@ export class OperationStore extends OperationReader {
     const history = input.history === undefined ? [] : Array.isArray(input.history) ? input.history : [input.history];
     const [kind, value] = (await runScript(
       this.redis,
-      'commit-6',
+      'commit-7',
       [
         k.op(input.operationKey),
         k.lock(input.operationKey),
@@ -133,13 +141,14 @@ export class OperationStore extends OperationReader {
         k.history(input.operationKey),
         k.activeIndexOf(input.operationKey),
         k.suppressedIndexOf(input.operationKey),
+        k.opData(input.operationKey),
       ],
       {
         fence: input.fence,
         outcome: input.outcome,
-        now,
-        retentionMs: this.options.retentionMs,
-        journalMinId: now - this.options.retentionMs,
+        now: decimal(now),
+        retentionMs: decimal(this.options.retentionMs),
+        journalMinId: decimal(now - this.options.retentionMs),
         operationKey: input.operationKey,
         messageKey: input.messageKey,
         recipient: input.recipient,
@@ -152,7 +161,7 @@ export class OperationStore extends OperationReader {
         reason: input.reason || undefined,
         releaseTo: input.releaseTo,
         refundAttempt: input.refundAttempt || undefined,
-        nextAttemptAt: input.nextAttemptAt,
+        nextAttemptAt: input.nextAttemptAt === undefined ? undefined : decimal(input.nextAttemptAt),
       },
       history.map((entry) => JSON.stringify(entry)),
     )) as [string, string];
@@ -165,7 +174,11 @@ export class OperationStore extends OperationReader {
    * `untilMs`), for `ops show`; never an attempt. False when it is terminal.
    */
   async markWaiting(operationKey: string, reason: string, untilMs: number): Promise<boolean> {
-    const done = await runScript(this.redis, 'mark-waiting-1', [this.keys.op(operationKey)], { reason, untilMs, retentionMs: this.options.retentionMs });
+    const done = await runScript(this.redis, 'mark-waiting-1', [this.keys.op(operationKey)], {
+      reason,
+      untilMs: decimal(untilMs),
+      retentionMs: decimal(this.options.retentionMs),
+    });
     return Number(done) === 1;
   }
 
@@ -175,7 +188,7 @@ export class OperationStore extends OperationReader {
       this.redis,
       'extend-lock-2',
       [this.keys.lock(operationKey), this.keys.op(operationKey)],
-      { fence, leaseMs, now: this.now() },
+      { fence, leaseMs: decimal(leaseMs), leaseUntil: decimal(this.now() + leaseMs) },
     );
     return Number(result) === 1;
   }

@@ -1,6 +1,7 @@
 import type { RedisClient } from './connection';
 import { normalizeRecipient } from '@singleshot/core';
 import type { KeyBuilder } from './keys';
+import { decimal } from './script-options';
 import { runScript } from './scripts';
 
 export interface RateLimitCheck {
@@ -37,7 +38,14 @@ export class RateLimiter {
       this.redis,
       'rate-limit-1',
       [this.keys.rateLimit(input.scope, normalizeRecipient(input.recipient))],
-      { now, windowMs: input.windowMs, max: input.max, operationKey: input.operationKey, force: input.force === true },
+      {
+        now: decimal(now),
+        windowStart: decimal(now - input.windowMs),
+        windowMs: decimal(input.windowMs),
+        max: input.max,
+        operationKey: input.operationKey,
+        force: input.force === true,
+      },
     )) as [number, number, string];
     if (Number(allowed) === 1) return { allowed: true, count: Number(count), added: extra === 'added' };
     return { allowed: false, count: Number(count), retryInMs: Math.max(0, Number(extra) + input.windowMs - now) };

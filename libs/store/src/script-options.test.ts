@@ -11,13 +11,13 @@ import { SCRIPTS, ScriptKeysError, keyCount, runScript, type ScriptName, type Sc
 // unknown field here, and the test below rejects a field the Lua reads that is
 // not here, or one named here that the Lua never reads.
 const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
-  'claim-4': { leaseMs: 1, now: 1, owner: 'w', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: 1, journalMinId: 0 },
-  'commit-6': {
+  'claim-5': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
+  'commit-7': {
     fence: '1',
     outcome: 'sent',
-    now: 1,
-    retentionMs: 1,
-    journalMinId: 0,
+    now: '1',
+    retentionMs: '1',
+    journalMinId: '0',
     operationKey: 'k',
     messageKey: 'm',
     recipient: 'r',
@@ -29,38 +29,38 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
     reason: 'why',
     releaseTo: 'pending',
     refundAttempt: true,
-    nextAttemptAt: 1,
+    nextAttemptAt: '1',
   },
-  'doc-claim-3': { leaseMs: 1, now: 1, owner: 'w', retentionMs: 1, messageKey: 'm' },
+  'doc-claim-3': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', retentionMs: '1', messageKey: 'm' },
   'doc-commit-3': {
     fence: '1',
     outcome: 'stored',
-    now: 1,
-    retentionMs: 1,
-    journalMinId: 0,
+    now: '1',
+    retentionMs: '1',
+    journalMinId: '0',
     documentKey: 'd',
     name: 'n',
     messageKey: 'm',
     checksum: 'c',
-    size: 1,
+    size: '1',
     storeKey: 's',
     fileName: 'f',
     contentType: 't',
     errorCode: 'E',
     errorMessage: 'e',
-    nextAttemptAt: 1,
+    nextAttemptAt: '1',
   },
-  'doc-replay-2': { now: 1, by: 'u', journalMinId: 0, documentKey: 'd' },
-  'op-wait-2': { mode: 'set', operationKey: 'k', now: 1, waitingFor: 'w', waitingKey: 'd', retentionMs: 1, messageKey: 'm', recipient: 'r', channel: 'c' },
-  'extend-lock-2': { fence: '1', leaseMs: 1, now: 1 },
-  'imap-cursor-advance-1': { uidValidity: '1', uid: 1, now: 1 },
-  'index-touch-1': { operationKey: 'k', dueAt: 1 },
-  'mark-waiting-1': { reason: 'breaker_open', untilMs: 1, retentionMs: 1 },
-  'message-arrive-1': { now: 1, via: 'api', retentionMs: 1 },
-  'mutex-acquire-1': { owner: 'w', leaseMs: 1 },
+  'doc-replay-2': { now: '1', by: 'u', journalMinId: '0', documentKey: 'd' },
+  'op-wait-2': { mode: 'set', operationKey: 'k', now: '1', waitingFor: 'w', waitingKey: 'd', retentionMs: '1', messageKey: 'm', recipient: 'r', channel: 'c' },
+  'extend-lock-2': { fence: '1', leaseMs: '1', leaseUntil: '2' },
+  'imap-cursor-advance-1': { uidValidity: '1', uid: 1, now: '1' },
+  'index-touch-1': { operationKey: 'k', dueAt: '1' },
+  'mark-waiting-1': { reason: 'breaker_open', untilMs: '1', retentionMs: '1' },
+  'message-arrive-1': { now: '1', via: 'api', retentionMs: '1' },
+  'mutex-acquire-1': { owner: 'w', leaseMs: '1' },
   'mutex-release-1': { owner: 'w' },
-  'rate-limit-1': { now: 1, windowMs: 1, max: 1, operationKey: 'k', force: false },
-  'replay-5': { now: 1, by: 'u', via: 'cli', retentionMs: 1, journalMinId: 0, operationKey: 'k' },
+  'rate-limit-1': { now: '1', windowStart: '0', windowMs: '1', max: 1, operationKey: 'k', force: false },
+  'replay-6': { now: '1', by: 'u', via: 'cli', retentionMs: '1', journalMinId: '0', operationKey: 'k' },
 };
 
 /** The Lua without comments (block headers and line comments). */
@@ -78,19 +78,19 @@ describe('script options', () => {
 
   it('shared fragments are expanded into the scripts, none left as an include line', () => {
     for (const lua of Object.values(SCRIPTS)) expect(lua).not.toMatch(/^--@include/m);
-    for (const name of ['claim-4', 'commit-6', 'replay-5'] as const) {
+    for (const name of ['claim-5', 'commit-7', 'replay-6'] as const) {
       expect(SCRIPTS[name]).toContain('local function isTerminal(status)');
       expect(SCRIPTS[name]).toContain('local function journalAdd(');
     }
   });
 
   it('the Lua terminal check names the statuses core calls terminal', () => {
-    const body = /local function isTerminal\(status\)([\s\S]*?)\nend/.exec(SCRIPTS['claim-4'])?.[1] ?? '';
+    const body = /local function isTerminal\(status\)([\s\S]*?)\nend/.exec(SCRIPTS['claim-5'])?.[1] ?? '';
     expect([...body.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]).sort()).toEqual([...TERMINAL_STATUSES].sort());
   });
 
   it('the journal fields the Lua writes are the ones journal.ts reads', () => {
-    const list = /local JOURNAL_FIELDS = \{([^}]*)\}/.exec(SCRIPTS['commit-6'])?.[1] ?? '';
+    const list = /local JOURNAL_FIELDS = \{([^}]*)\}/.exec(SCRIPTS['commit-7'])?.[1] ?? '';
     expect([...list.matchAll(/'([A-Za-z]+)'/g)].map((m) => m[1])).toEqual([...JOURNAL_FIELDS]);
   });
 });
@@ -111,7 +111,7 @@ describe('runScript', () => {
   });
 
   it('refuses a KEYS count other than the one in the script name, with a code, before Redis sees it', async () => {
-    expect(keyCount('commit-6')).toBe(6);
+    expect(keyCount('commit-7')).toBe(7);
     const call = runScript(redis, 'mutex-release-1', [keys.sweeperLock(), keys.sweeperLock()], { owner: 'w' });
     await expect(call).rejects.toBeInstanceOf(ScriptKeysError);
     await expect(call).rejects.toMatchObject({ code: 'SCRIPT_KEYS_MISMATCH' });
@@ -119,8 +119,8 @@ describe('runScript', () => {
 
   it('passes the options as one JSON argument that the script reads by name', async () => {
     const key = keys.sweeperLock();
-    expect(Number(await runScript(redis, 'mutex-acquire-1', [key], { owner: 'w1', leaseMs: 10_000 }))).toBe(1);
-    expect(Number(await runScript(redis, 'mutex-acquire-1', [key], { owner: 'w2', leaseMs: 10_000 }))).toBe(0);
+    expect(Number(await runScript(redis, 'mutex-acquire-1', [key], { owner: 'w1', leaseMs: '10000' }))).toBe(1);
+    expect(Number(await runScript(redis, 'mutex-acquire-1', [key], { owner: 'w2', leaseMs: '10000' }))).toBe(0);
     expect(await redis.get(key)).toBe('w1');
     expect(await redis.pttl(key)).toBeGreaterThan(9_000);
   });

@@ -1,7 +1,7 @@
 import type { RedisClient } from './connection';
 import { SingleshotError } from '@singleshot/core';
-import claim from './lua/claim-4.lua';
-import commit from './lua/commit-6.lua';
+import claim from './lua/claim-5.lua';
+import commit from './lua/commit-7.lua';
 import docClaim from './lua/doc-claim-3.lua';
 import docCommit from './lua/doc-commit-3.lua';
 import docReplay from './lua/doc-replay-2.lua';
@@ -14,7 +14,7 @@ import messageArrive from './lua/message-arrive-1.lua';
 import mutexAcquire from './lua/mutex-acquire-1.lua';
 import mutexRelease from './lua/mutex-release-1.lua';
 import rateLimit from './lua/rate-limit-1.lua';
-import replay from './lua/replay-5.lua';
+import replay from './lua/replay-6.lua';
 import type { ScriptName, ScriptOptions } from './script-options';
 
 export type { ScriptName, ScriptOptions } from './script-options';
@@ -26,8 +26,8 @@ export type { ScriptName, ScriptOptions } from './script-options';
  * falls back to EVAL after a Redis restart flushed the script cache.
  */
 export const SCRIPTS: Record<ScriptName, string> = {
-  'claim-4': claim,
-  'commit-6': commit,
+  'claim-5': claim,
+  'commit-7': commit,
   'doc-claim-3': docClaim,
   'doc-commit-3': docCommit,
   'doc-replay-2': docReplay,
@@ -40,7 +40,7 @@ export const SCRIPTS: Record<ScriptName, string> = {
   'mutex-acquire-1': mutexAcquire,
   'mutex-release-1': mutexRelease,
   'rate-limit-1': rateLimit,
-  'replay-5': replay,
+  'replay-6': replay,
 };
 
 /** A script was called with another number of KEYS than its name says (a programming error). */

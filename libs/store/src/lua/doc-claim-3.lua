@@ -1,6 +1,6 @@
 --[[
   Claim a document's render operation before generating it: the document's own
-  lock and fence, the same protocol as claim-4.lua for deliveries.
+  lock and fence, the same protocol as claim-5.lua for deliveries.
 
   Input:
     KEYS[1] document state hash
@@ -10,6 +10,7 @@
     ARGV[1] options (JSON, 'doc-claim-3' in script-options.ts):
       leaseMs      lease in ms
       now          ms
+      leaseUntil   now + leaseMs
       owner        worker id, for operators
       retentionMs  state expiry
       messageKey   the document's message
@@ -42,7 +43,7 @@ local fence = redis.call('HINCRBY', docKey, 'fence', 1)
 redis.call('SET', lockKey, fence, 'PX', leaseMs)
 local attempts = redis.call('HINCRBY', docKey, 'attempts', 1)
 redis.call('HSET', docKey, 'status', 'rendering', 'owner', o.owner, 'claimedAt', now,
-  'leaseUntil', now + leaseMs, 'updatedAt', now)
+  'leaseUntil', o.leaseUntil, 'updatedAt', now)
 if redis.call('HSETNX', docKey, 'createdAt', now) == 1 then
   redis.call('HSET', docKey, 'job', ARGV[2], 'messageKey', o.messageKey)
 end

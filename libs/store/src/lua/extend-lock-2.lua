@@ -7,9 +7,9 @@
     KEYS[2] operation state hash
 
     ARGV[1] options (JSON, ExtendLockScriptOptions in script-options.ts):
-      fence    fence token of the caller (a string)
-      leaseMs  lease in ms
-      now      ms
+      fence       fence token of the caller (a string)
+      leaseMs     lease in ms
+      leaseUntil  now + leaseMs (ms)
 
   Output:
     1  extended (or re-taken: the lock had expired but no later claim exists)
@@ -25,5 +25,5 @@ elseif holder == false and redis.call('HGET', KEYS[2], 'fence') == o.fence
 else
   return 0
 end
-redis.call('HSET', KEYS[2], 'leaseUntil', o.now + o.leaseMs)
+redis.call('HSET', KEYS[2], 'leaseUntil', o.leaseUntil)
 return 1

@@ -16,6 +16,6 @@ local o = cjson.decode(ARGV[1])
 local score = redis.call('ZSCORE', KEYS[1], o.operationKey)
 if not score then return 0 end
 local at = o.dueAt
-if tonumber(score) < 0 then at = -at end
+if tonumber(score) < 0 then at = '-' .. at end
 redis.call('ZADD', KEYS[1], at, o.operationKey)
 return 1

@@ -3,7 +3,7 @@
   channel behind an open circuit breaker), so `singleshot ops show` can say so.
   Waiting is not an attempt: attempts, fence, lock and status are untouched,
   except that an operation never claimed before gets its state hash with
-  status pending (claim-4.lua fills in the rest at the first claim). A
+  status pending (claim-5.lua fills in the rest at the first claim). A
   terminal operation is left alone. The claim clears both fields.
 
   Input:
@@ -22,9 +22,10 @@ local opKey = KEYS[1]
 local o = cjson.decode(ARGV[1])
 local status = redis.call('HGET', opKey, 'status')
 if isTerminal(status) then return 0 end
-if not status then
-  redis.call('HSET', opKey, 'status', 'pending')
+if status then
+  redis.call('HSET', opKey, 'waitingReason', o.reason, 'waitingUntil', o.untilMs)
+else
+  redis.call('HSET', opKey, 'status', 'pending', 'waitingReason', o.reason, 'waitingUntil', o.untilMs)
   redis.call('PEXPIRE', opKey, o.retentionMs)
 end
-redis.call('HSET', opKey, 'waitingReason', o.reason, 'waitingUntil', o.untilMs)
 return 1

@@ -25,12 +25,15 @@ if o.mode == 'clear' then
   redis.call('HDEL', opKey, 'waitingFor', 'waitingKey', 'waitingSince')
   return redis.call('ZREM', indexKey, o.operationKey)
 end
-local status = redis.call('HGET', opKey, 'status')
+local h = redis.call('HMGET', opKey, 'status', 'waitingFor')
+local status = h[1]
 if status == 'sent' or status == 'dead' or status == 'suppressed' then return 0 end
-if redis.call('HGET', opKey, 'waitingFor') == o.waitingFor then return 0 end
-redis.call('HSET', opKey, 'waitingFor', o.waitingFor, 'waitingKey', o.waitingKey, 'waitingSince', o.now, 'updatedAt', o.now)
-if not status then
-  redis.call('HSET', opKey, 'status', 'pending', 'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel)
+if h[2] == o.waitingFor then return 0 end
+if status then
+  redis.call('HSET', opKey, 'waitingFor', o.waitingFor, 'waitingKey', o.waitingKey, 'waitingSince', o.now, 'updatedAt', o.now)
+else
+  redis.call('HSET', opKey, 'waitingFor', o.waitingFor, 'waitingKey', o.waitingKey, 'waitingSince', o.now, 'updatedAt', o.now,
+    'status', 'pending', 'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel)
 end
 redis.call('PEXPIRE', opKey, o.retentionMs)
 redis.call('ZADD', indexKey, 'NX', o.now, o.operationKey)

@@ -8,6 +8,7 @@
 
     ARGV[1] options (JSON, RateLimitScriptOptions in script-options.ts):
       now           ms
+      windowStart   now - windowMs: entries at or before it have left the window
       windowMs      window in ms
       max
       operationKey
@@ -21,7 +22,7 @@
 local key = KEYS[1]
 local o = cjson.decode(ARGV[1])
 local now, windowMs = o.now, o.windowMs
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - windowMs)
+redis.call('ZREMRANGEBYSCORE', key, '-inf', o.windowStart)
 if redis.call('ZSCORE', key, o.operationKey) then
   return { 1, redis.call('ZCARD', key), 'counted' }
 end
@@ -32,4 +33,4 @@ if o.force == true or count < o.max then
   return { 1, count + 1, 'added' }
 end
 local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-return { 0, count, oldest[2] or tostring(now) }
+return { 0, count, oldest[2] or now }

@@ -5,7 +5,9 @@ local JOURNAL_FIELDS = { 'type', 'op', 'msg', 'recipient', 'channel', 'provider'
   'by', 'via', 'from', 'reason', 'ts' }
 
 -- Appends one entry to the shard's journal, trimmed by MINID past retention only
--- (docs/protocol.md, "Redis layout"). Returns the entry's id.
+-- (docs/protocol.md, "Redis layout"). Returns the entry's id. The callers keep
+-- the id in the state's `journalIds` (a comma-separated list), so `ops show`
+-- needs no stream scan; they add it to the HSET they write anyway.
 local function journalAdd(journalKey, minId, entry)
   local args = { 'XADD', journalKey, 'MINID', '~', minId, '*' }
   for _, name in ipairs(JOURNAL_FIELDS) do
@@ -16,11 +18,4 @@ local function journalAdd(journalKey, minId, entry)
     end
   end
   return redis.call(unpack(args))
-end
-
--- Remembers where an operation's entries are, so `ops show` needs no stream scan.
-local function rememberJournalId(opKey, journalId)
-  local ids = redis.call('HGET', opKey, 'journalIds')
-  if ids then ids = ids .. ',' .. journalId else ids = journalId end
-  redis.call('HSET', opKey, 'journalIds', ids)
 end

@@ -10,6 +10,7 @@
     KEYS[4] operation history list
     KEYS[5] active index of the operation's shard (recovery sweeper)
     KEYS[6] suppressed index of the operation's shard
+    KEYS[7] operation data hash (large values: the stored deliver job, the last error's text)
 
     ARGV[1] options (JSON, CommitScriptOptions in script-options.ts); optional fields
             are left out when they do not apply:
@@ -34,22 +35,26 @@
   Output:
     { "ok", journalId }         journalId is '' when the outcome is not journaled
     { "stale", currentFence }   a newer claim exists: nothing was written
+
+  One read of the state and one write of it (the journal entry is added first,
+  so its id goes into the same HSET). Times come as decimal strings (see
+  script-options.ts: a Lua number handed to redis.call costs a "%.17g").
 ]]
 --@include "include/terminal.lua"
 --@include "include/journal.lua"
 local opKey, lockKey, journalKey, historyKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local indexKey, suppressedKey = KEYS[5], KEYS[6]
+local indexKey, suppressedKey, dataKey = KEYS[5], KEYS[6], KEYS[7]
 local o = cjson.decode(ARGV[1])
 local fence, outcome, now = o.fence, o.outcome, o.now
 
-local current = redis.call('HGET', opKey, 'fence')
-if current ~= fence then
-  return { 'stale', current or '0' }
+local h = redis.call('HMGET', opKey, 'fence', 'status', 'attempts', 'journalIds')
+if h[1] ~= fence then
+  return { 'stale', h[1] or '0' }
 end
 -- A terminal state is never rewritten by a commit. This makes a commit that is
 -- re-sent after a Redis restart (ioredis resends unanswered commands) a no-op
 -- instead of a second journal entry.
-if isTerminal(redis.call('HGET', opKey, 'status')) then
+if isTerminal(h[2]) then
   return { 'ok', '' }
 end
 -- The lock may have expired without anyone claiming since (the fence is still
@@ -61,26 +66,52 @@ if holder and holder ~= fence then
 end
 
 local status = outcome
+local fields = { 'status', status, 'updatedAt', now, 'owner', '' }
 if outcome == 'released' then
   status = o.releaseTo or 'pending'
-  if o.refundAttempt and tonumber(redis.call('HGET', opKey, 'attempts') or '0') > 0 then
-    redis.call('HINCRBY', opKey, 'attempts', -1)
+  fields[2] = status
+  local attempts = tonumber(h[3] or '0')
+  if o.refundAttempt and attempts > 0 then
+    fields[#fields + 1] = 'attempts'
+    fields[#fields + 1] = string.format('%d', attempts - 1)
   end
 end
-redis.call('HSET', opKey, 'status', status, 'updatedAt', now, 'owner', '')
-if o.provider then redis.call('HSET', opKey, 'provider', o.provider) end
-if o.externalId then redis.call('HSET', opKey, 'externalId', o.externalId) end
-if o.errorCode then
-  redis.call('HSET', opKey, 'lastErrorCode', o.errorCode, 'lastError', o.errorMessage or '')
+local function put(name, value)
+  fields[#fields + 1] = name
+  fields[#fields + 1] = value
 end
-if o.reason then redis.call('HSET', opKey, 'reason', o.reason) end
-if outcome == 'sent' then redis.call('HSET', opKey, 'sentAt', now) end
+if o.provider then put('provider', o.provider) end
+if o.externalId then put('externalId', o.externalId) end
+if o.reason then put('reason', o.reason) end
+if outcome == 'sent' then put('sentAt', now) end
+
+local journalId = ''
+if outcome == 'sent' or outcome == 'in_doubt' or outcome == 'dead' or outcome == 'suppressed' then
+  journalId = journalAdd(journalKey, o.journalMinId, {
+    type = outcome, op = o.operationKey, msg = o.messageKey, recipient = o.recipient,
+    channel = o.channel, provider = o.provider or '', extId = o.externalId or '', fence = fence,
+    err = o.errorCode or '', reason = o.reason or '', ts = now })
+  -- Where the operation's entries are, so `ops show` needs no stream scan.
+  put('journalIds', h[4] and (h[4] .. ',' .. journalId) or journalId)
+end
+
+-- The error's text can be long: it goes to the data hash, its code stays here.
+if o.errorCode then
+  put('lastErrorCode', o.errorCode)
+  redis.call('HSET', dataKey, 'lastError', o.errorMessage or '')
+end
+-- The stored job is there for the sweeper (a lost job) and for a replay; a sent
+-- operation needs it for neither (a replay of it is refused).
+if outcome == 'sent' then redis.call('HDEL', dataKey, 'job') end
+redis.call('HSET', opKey, unpack(fields))
 redis.call('DEL', lockKey)
 redis.call('PEXPIRE', opKey, o.retentionMs)
+-- A no-op when the data hash does not exist (nothing stored, or emptied above).
+redis.call('PEXPIRE', dataKey, o.retentionMs)
 
 if #ARGV > 1 then
-  for i = 2, #ARGV do redis.call('RPUSH', historyKey, ARGV[i]) end
-  redis.call('LTRIM', historyKey, -200, -1)
+  local length = redis.call('RPUSH', historyKey, unpack(ARGV, 2))
+  if length > 200 then redis.call('LTRIM', historyKey, -200, -1) end
   redis.call('PEXPIRE', historyKey, o.retentionMs)
 end
 
@@ -90,17 +121,8 @@ if isTerminal(status) then
   redis.call('ZREM', indexKey, o.operationKey)
 else
   local due = o.nextAttemptAt or now
-  if status == 'in_doubt' then due = -due end
+  if status == 'in_doubt' then due = '-' .. due end
   redis.call('ZADD', indexKey, due, o.operationKey)
 end
 if status == 'suppressed' then redis.call('ZADD', suppressedKey, now, o.operationKey) end
-
-local journalId = ''
-if outcome == 'sent' or outcome == 'in_doubt' or outcome == 'dead' or outcome == 'suppressed' then
-  journalId = journalAdd(journalKey, o.journalMinId, {
-    type = outcome, op = o.operationKey, msg = o.messageKey, recipient = o.recipient,
-    channel = o.channel, provider = o.provider or '', extId = o.externalId or '', fence = fence,
-    err = o.errorCode or '', reason = o.reason or '', ts = now })
-  rememberJournalId(opKey, journalId)
-end
 return { 'ok', journalId }

@@ -10,6 +10,7 @@
     KEYS[3] operation history list
     KEYS[4] active index of the operation's shard (recovery sweeper)
     KEYS[5] suppressed index of the operation's shard
+    KEYS[6] operation data hash (large values: the stored deliver job)
 
     ARGV[1] options (JSON, ReplayScriptOptions in script-options.ts):
       now           ms
@@ -29,33 +30,42 @@
 --@include "include/terminal.lua"
 --@include "include/journal.lua"
 local opKey, journalKey, historyKey, indexKey, suppressedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local dataKey = KEYS[6]
 local o = cjson.decode(ARGV[1])
 local job = ARGV[2]
 local now, by, via, op = o.now, o.by, o.via, o.operationKey
 
 local h = redis.call('HMGET', opKey, 'status', 'provider', 'externalId', 'reason', 'fence',
-  'messageKey', 'recipient', 'channel')
+  'messageKey', 'recipient', 'channel', 'replays', 'journalIds', 'limitBypass')
 local status = h[1]
 if not status then return { 'not_found' } end
 if status == 'sent' then return { 'already_sent', h[2] or '', h[3] or '' } end
 -- The terminal statuses other than sent are the replayable ones.
 if not isTerminal(status) then return { 'not_replayable', status } end
 
+local journalId = journalAdd(journalKey, o.journalMinId, {
+  type = 'replayed', op = op, msg = h[6] or '', recipient = h[7] or '', channel = h[8] or '',
+  by = by, via = via, from = status, reason = h[4] or '', ts = now })
+
 -- A fresh attempt budget; the fence keeps counting, so a holder from before the
 -- replay can never commit over it.
-redis.call('HSET', opKey, 'status', 'pending', 'attempts', 0, 'reason', '', 'owner', '',
-  'updatedAt', now, 'replayedAt', now, 'replayedBy', by, 'replayedVia', via)
-local replays = redis.call('HINCRBY', opKey, 'replays', 1)
+local replays = string.format('%d', tonumber(h[9] or '0') + 1)
+local fields = { 'status', 'pending', 'attempts', '0', 'reason', '', 'owner', '', 'updatedAt', now, 'replayedAt', now,
+  'replayedBy', by, 'replayedVia', via, 'replays', replays,
+  'journalIds', h[10] and (h[10] .. ',' .. journalId) or journalId }
 if status == 'suppressed' then
   -- An operator released it on purpose: the next claim skips the rate limit once
   -- (the send still counts in the window).
-  redis.call('HSET', opKey, 'limitBypass', '1')
+  fields[#fields + 1] = 'limitBypass'
+  fields[#fields + 1] = '1'
   redis.call('ZREM', suppressedKey, op)
-else
+elseif h[11] then
   redis.call('HDEL', opKey, 'limitBypass')
 end
-if job and job ~= '' then redis.call('HSETNX', opKey, 'job', job) end
+redis.call('HSET', opKey, unpack(fields))
 redis.call('PEXPIRE', opKey, o.retentionMs)
+if job and job ~= '' then redis.call('HSETNX', dataKey, 'job', job) end
+redis.call('PEXPIRE', dataKey, o.retentionMs)
 
 redis.call('RPUSH', historyKey, cjson.encode({
   at = now, attempt = 0, fence = h[5] or '0', outcome = 'replayed', step = 'replay',
@@ -66,9 +76,4 @@ redis.call('PEXPIRE', historyKey, o.retentionMs)
 
 -- Due at once: if the deliver job never makes it into the queue, the sweeper re-adds it.
 redis.call('ZADD', indexKey, now, op)
-
-local journalId = journalAdd(journalKey, o.journalMinId, {
-  type = 'replayed', op = op, msg = h[6] or '', recipient = h[7] or '', channel = h[8] or '',
-  by = by, via = via, from = status, reason = h[4] or '', ts = now })
-rememberJournalId(opKey, journalId)
 return { 'replayed', journalId, status, replays }

@@ -1,0 +1,88 @@
+--[[
+  Claim an operation before any provider call (docs/protocol.md, invariant 3).
+
+  Input:
+    KEYS[1] operation state hash
+    KEYS[2] operation lock
+    KEYS[3] journal stream of the operation's shard
+    KEYS[4] active index of the operation's shard (recovery sweeper)
+    KEYS[5] operation data hash (large values: the stored deliver job)
+
+    ARGV[1] options (JSON, ClaimScriptOptions in script-options.ts):
+      leaseMs       lease in ms
+      now           ms since epoch
+      leaseUntil    now + leaseMs
+      owner         worker id, for operators
+      operationKey, messageKey, recipient, channel
+      retentionMs   state expiry
+      journalMinId  entries older than this may be trimmed
+    ARGV[2] the deliver job as JSON (optional); kept at the first claim so the
+            sweeper can re-enqueue an operation whose job was lost
+
+  Output:
+    { "claimed", fence, previousStatus, attempts, lastProvider, externalId, limitBypass }
+    { "duplicate", 0, "sent", attempts, provider, externalId, "" }   already sent
+    { "terminal", 0, status, attempts, provider, "", "" }            dead or suppressed
+    { "conflict", pttl, status, attempts, "", "", "" }               another holder has the lock
+  limitBypass is "1" once a replay released the operation from a rate-limit suppression.
+
+  One read of the state, one write: the counters are computed here instead of
+  HINCRBY'd one by one (the script is atomic, so this is the same), and every
+  command a script runs is one more command to execute and to append to the AOF.
+  Times come as decimal strings and counters are formatted with '%d' (see
+  script-options.ts: a Lua number handed to redis.call costs a "%.17g").
+]]
+--@include "include/terminal.lua"
+--@include "include/journal.lua"
+local opKey, lockKey, journalKey, indexKey, dataKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local o = cjson.decode(ARGV[1])
+local job = ARGV[2]
+local now, leaseUntil = o.now, o.leaseUntil
+
+local state = redis.call('HMGET', opKey, 'status', 'attempts', 'provider', 'externalId', 'limitBypass', 'fence',
+  'createdAt', 'waitingReason')
+local status = state[1] or 'pending'
+local attempts = tonumber(state[2] or '0')
+local provider = state[3] or ''
+local externalId = state[4] or ''
+
+if status == 'sent' then
+  -- The same fields as the commit's entries, so the stream stores this entry
+  -- against its node's master fields (values only) instead of with its own names.
+  journalAdd(journalKey, o.journalMinId, { type = 'duplicate', op = o.operationKey, msg = o.messageKey,
+    recipient = o.recipient, channel = o.channel, provider = provider, extId = externalId, fence = '', err = '',
+    reason = '', ts = now })
+  return { 'duplicate', 0, status, attempts, provider, externalId, '' }
+end
+if isTerminal(status) then
+  return { 'terminal', 0, status, attempts, provider, '', '' }
+end
+
+local fence = string.format('%d', tonumber(state[6] or '0') + 1)
+if not redis.call('SET', lockKey, fence, 'NX', 'PX', o.leaseMs) then
+  -- Held. A lock without expiry (PTTL -1) cannot happen through our scripts;
+  -- it is treated as held too, never stolen.
+  return { 'conflict', redis.call('PTTL', lockKey), status, attempts, '', '', '' }
+end
+
+attempts = attempts + 1
+local attemptsText = string.format('%d', attempts)
+if state[7] then
+  redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
+    'claimedAt', now, 'leaseUntil', leaseUntil, 'updatedAt', now)
+else
+  -- The first claim (mark-waiting-1.lua or op-wait-2.lua may have created the hash before).
+  redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
+    'claimedAt', now, 'leaseUntil', leaseUntil, 'updatedAt', now, 'createdAt', now,
+    'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel)
+  if job and job ~= '' then
+    redis.call('HSET', dataKey, 'job', job)
+    redis.call('PEXPIRE', dataKey, o.retentionMs)
+  end
+end
+-- No longer waiting (mark-waiting-1.lua): it is being attempted.
+if state[8] then redis.call('HDEL', opKey, 'waitingReason', 'waitingUntil') end
+redis.call('PEXPIRE', opKey, o.retentionMs)
+-- Due for a look by the sweeper once the lease ran out (the one extra command per claim).
+redis.call('ZADD', indexKey, leaseUntil, o.operationKey)
+return { 'claimed', fence, status, attempts, provider, externalId, state[5] or '' }
