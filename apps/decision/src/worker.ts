@@ -1,6 +1,6 @@
 import { UnrecoverableError } from 'bullmq';
 import { partitionOf, type DecideJobData, type DeliverJobData, type RecipientKind } from '@singleshot/core';
-import { QUEUES, addDead, decideJobSchema, enqueueDeliveries, enqueueRenders, formatIssues } from '@singleshot/queues';
+import { QUEUES, addDead, decideJobSchema, enqueueDeliveryJobs, enqueueRenders, formatIssues } from '@singleshot/queues';
 import { recipientKindOf } from '@singleshot/providers';
 import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/runtime';
 import { decide, type DecideOutcome } from './decide';
@@ -20,8 +20,9 @@ export function startDecision(rt: Runtime): DecisionApp {
     templates: rt.templates,
     // The deliver and render jobs must be on a replica before the decision is
     // marked and the decide job completes: a failover could otherwise lose them.
+    // A message's operations of one partition travel in `batch` jobs (delivery.batchMax).
     enqueueDeliveries: async (jobs: DeliverJobData[]) => {
-      await enqueueDeliveries(rt.queues, jobs);
+      await enqueueDeliveryJobs(rt.queues, jobs, rt.config.delivery.batchMax);
       await rt.replicate(rt.redis, jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))));
     },
     enqueueRenders: async (jobs: Parameters<typeof enqueueRenders>[1]) => {

@@ -2,17 +2,20 @@ import { DelayedError } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
 import type { RateLimitConfig } from '@singleshot/config';
 import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider } from '@singleshot/providers';
-import { QUEUES, addDead, deliverJobSchema, ensureDeadRecord, formatIssues } from '@singleshot/queues';
+import { DELIVER_BATCH_JOB_NAME, QUEUES, addDead, deliverJobSchema, enqueueFollowUp, formatIssues, type DeliverBatchJobData } from '@singleshot/queues';
 import { RateLimiter } from '@singleshot/store';
 import { PartitionWorkers, consumedPartitions, documentLinkSecret, type Runtime } from '@singleshot/runtime';
 import { signDocumentLink } from '@singleshot/documents';
 import { deliver, type DeliverDeps, type DeliverOutcome } from './deliver';
+import { CallLimit } from './call-limit';
+import { deliverBatch, type BatchOutcome } from './deliver-batch';
+import { recordInvalidJob } from './invalid-job';
 import { RecoverySweeper } from './sweeper';
 import { WaitingBoard } from './waiting';
 
 export interface DeliveryApp {
   /** One BullMQ worker per consumed deliver partition (`delivery.partitions`, default all). */
-  worker: PartitionWorkers<DeliverJobData, DeliverOutcome>;
+  worker: PartitionWorkers<DeliverJobData | DeliverBatchJobData, DeliverOutcome | BatchOutcome>;
   providers: Map<string, Provider[]>;
   breakers: BreakerRegistry;
   sweeper: RecoverySweeper;
@@ -101,24 +104,25 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   });
   rt.metrics.setInDoubtSource(() => sweeper.index.inDoubtCount());
   const partitions = consumedPartitions(rt.keys, QUEUES.deliver, delivery.partitions, rt.config.redis.formerPartitions);
-  const worker = new PartitionWorkers<DeliverJobData, DeliverOutcome>(
+  // delivery.concurrency bounds operations in flight per process, single jobs and batches alike.
+  const limit = new CallLimit(delivery.concurrency);
+  const batchDeps = {
+    deliverOne: (op: DeliverJobData) => limit.run(() => deliver(op, deps)),
+    followUp: (op: DeliverJobData, delayMs: number) => enqueueFollowUp(rt.queues, op, delayMs),
+    invalid: (entry: Parameters<typeof recordInvalidJob>[1]) => recordInvalidJob(deps, entry),
+    replicate: (operationKeys: string[], queueName: string) => rt.replicate(rt.redis, [...operationKeys.map((k) => rt.keys.op(k)), queueName]),
+    logger,
+  };
+  const worker = new PartitionWorkers<DeliverJobData | DeliverBatchJobData, DeliverOutcome | BatchOutcome>(
     rt,
     partitions,
     async (job, token) => {
+      if (job.name === DELIVER_BATCH_JOB_NAME) return deliverBatch(job, batchDeps);
       const parsed = deliverJobSchema.safeParse(job.data);
       if (!parsed.success) {
-        const issues = formatIssues(parsed.error);
-        await ensureDeadRecord(deps, {
-          operationKey: String(job.id),
-          job: job.data as unknown as Record<string, unknown>,
-          reason: 'invalid_payload',
-          error: { code: 'INVALID_JOB', message: issues.join('; ') },
-        });
-        rt.metrics.dead.inc({ channel: 'unknown', reason: 'invalid_payload' });
-        logger.error({ jobId: job.id, issues }, 'invalid deliver job: recorded in the DLQ');
-        return { kind: 'dead', reason: 'invalid_payload' };
+        return recordInvalidJob(deps, { operationKey: String(job.id), data: job.data, issues: formatIssues(parsed.error), jobId: job.id });
       }
-      const outcome = await deliver(parsed.data, deps);
+      const outcome = await limit.run(() => deliver(parsed.data, deps));
       // The fenced commit must be on a replica before the job completes: a
       // failover could otherwise take the ending with it (an in-doubt claim is
       // left, which the provider lookup reconciles). Throws → BullMQ retries the job.
@@ -149,9 +153,9 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   worker.on('error', (err) => logger.warn({ err }, 'deliver worker error'));
   worker.on('failed', (job, err) => {
     if (err instanceof DelayedError || err?.name === 'DelayedError') return;
-    const data = job?.data as Partial<DeliverJobData> | undefined;
+    const data = job?.data as Partial<DeliverJobData & DeliverBatchJobData> | undefined;
     logger.warn(
-      { operationKey: data?.operationKey, messageKey: data?.messageKey, jobId: job?.id, jobAttempt: job?.attemptsMade, err },
+      { operationKey: data?.operationKey, messageKey: data?.messageKey ?? data?.operations?.[0]?.messageKey, operations: data?.operations?.length, jobId: job?.id, jobAttempt: job?.attemptsMade, err },
       'deliver job attempt failed (infrastructure); the queue retries it',
     );
   });

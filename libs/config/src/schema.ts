@@ -139,7 +139,18 @@ export const deliverySchema = z.strictObject({
     .min(1, 'needs at least one delay')
     .default([1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000]),
   backoffCapMs: nonNegativeInt.default(28_800_000),
+  /**
+   * Provider calls at once per process (operations being claimed, sent and
+   * committed), whether they came in single `deliver` jobs or in batches: one
+   * process-wide limit around every operation (apps/delivery/src/call-limit.ts).
+   */
   concurrency: positiveInt.default(32),
+  /**
+   * Operations of one message (same deliver partition, no document) carried by
+   * one `batch` deliver job, at most this many per job; 1 turns batching off
+   * (one job per operation). Each operation is still claimed and committed on its own.
+   */
+  batchMax: positiveInt.max(256).default(16),
   /**
    * An in-doubt send on a provider without `lookupUrl` cannot be reconciled:
    * `resend` accepts a possible duplicate rather than a lost notification,

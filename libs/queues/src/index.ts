@@ -1,6 +1,7 @@
 export * from './names';
 export * from './schemas';
 export * from './queues';
+export * from './deliver-batch';
 export * from './replay';
 export * from './replay-list';
 export * from './replay-requeue';

@@ -2,7 +2,10 @@
 export const QUEUES = {
   /** One job per message (jobId = message key): classify, route, fan out. */
   decide: 'decide',
-  /** One job per operation (jobId = operation key): claim, send, commit. */
+  /**
+   * Claim, send, commit: a `deliver` job per operation (jobId = operation key), or a
+   * `batch` job carrying several operations of one message (deliver-batch.ts).
+   */
   deliver: 'deliver',
   /** One job per document (jobId = document key): generate, store, wake the waiting deliveries. */
   render: 'render',

@@ -15,7 +15,8 @@ const DECIDE_OPTIONS: JobsOptions = {
   removeOnFail: { age: 7 * 86_400 },
 };
 
-const DELIVER_OPTIONS: JobsOptions = {
+/** Options of every deliver job, single-operation and batch alike (deliver-batch.ts). */
+export const DELIVER_OPTIONS: JobsOptions = {
   // Retries of provider errors are scheduled by the delivery worker itself
   // (moveToDelayed, attempts counted in the operation state). BullMQ attempts only
   // cover infrastructure failures inside the worker, such as Redis going away.

@@ -53,6 +53,17 @@ export const deliverJobSchema = z.object({
   firstArrivalAt: z.number().int().positive(),
 });
 
+/**
+ * A deliver job of the `batch` kind: several operations of one message that
+ * share a deliver partition and need no document (deliver-batch.ts). Each
+ * operation is still claimed, sent and committed on its own.
+ */
+export const deliverBatchJobSchema = z.object({
+  operations: z.array(deliverJobSchema).min(1),
+});
+
+export type DeliverBatchJobData = z.infer<typeof deliverBatchJobSchema>;
+
 export const renderJobSchema = z.object({
   documentKey: hexKey,
   messageKey: hexKey,

@@ -1,0 +1,119 @@
+import type { Queue } from 'bullmq';
+import { sha256Hex, type DeliverJobData } from '@singleshot/core';
+import { DELIVER_OPTIONS, enqueueDeliveries, type Queues } from './queues';
+import type { RequeueResult } from './replay-requeue';
+import type { DeliverBatchJobData } from './schemas';
+
+/** The BullMQ job name of a single-operation deliver job (jobId = operation key). */
+export const DELIVER_JOB_NAME = 'deliver';
+/** The BullMQ job name of a batch deliver job (several operations of one message). */
+export const DELIVER_BATCH_JOB_NAME = 'batch';
+
+/** A batch job to add: its partition's queue, its deterministic id, its operations. */
+export interface PlannedBatch {
+  queue: Queue<DeliverJobData>;
+  jobId: string;
+  data: DeliverBatchJobData;
+}
+
+/**
+ * How a fan-out's operations become deliver jobs. Operations of one message
+ * that go to the same deliver queue and need no document are grouped into
+ * `batch` jobs of at most `batchMax` operations (split evenly); a group of one,
+ * and every operation with documents (the render wakes it by its job id),
+ * stays an ordinary `deliver` job under its operation key. `batchMax` 1 turns
+ * batching off.
+ *
+ * Batch ids are deterministic: the message key, the chunk index and a hash of
+ * the chunk's operation keys (BullMQ ids may not contain ':'), so a redelivered
+ * decide job adds the same ids again, which BullMQ ignores; the hash keeps a
+ * changed fan-out (a route added between two deliveries of the decide job)
+ * from hiding a new operation behind an old batch's id.
+ */
+export function planDeliverJobs(
+  queues: Pick<Queues, 'deliverOf'>,
+  jobs: readonly DeliverJobData[],
+  batchMax: number,
+): { singles: DeliverJobData[]; batches: PlannedBatch[] } {
+  const singles: DeliverJobData[] = [];
+  const batches: PlannedBatch[] = [];
+  if (batchMax <= 1) return { singles: [...jobs], batches };
+  const groups = new Map<string, { queue: Queue<DeliverJobData>; list: DeliverJobData[] }>();
+  for (const job of jobs) {
+    if (job.documents && job.documents.length > 0) {
+      singles.push(job);
+      continue;
+    }
+    const queue = queues.deliverOf(job.operationKey);
+    const id = `${queue.qualifiedName}\n${job.messageKey}`;
+    const group = groups.get(id);
+    if (group) group.list.push(job);
+    else groups.set(id, { queue, list: [job] });
+  }
+  for (const { queue, list } of groups.values()) {
+    const count = Math.ceil(list.length / batchMax);
+    const size = Math.ceil(list.length / count);
+    for (let chunk = 0; chunk < count; chunk++) {
+      const operations = list.slice(chunk * size, (chunk + 1) * size);
+      if (operations.length === 1) {
+        singles.push(operations[0] as DeliverJobData);
+        continue;
+      }
+      const first = operations[0] as DeliverJobData;
+      const digest = sha256Hex(operations.map((o) => o.operationKey).join(',')).slice(0, 16);
+      batches.push({ queue, jobId: `${first.messageKey}-b${chunk}-${digest}`, data: { operations } });
+    }
+  }
+  return { singles, batches };
+}
+
+/**
+ * Adds a fan-out's deliver jobs: batches and single jobs (see `planDeliverJobs`)
+ * in parallel, so one round trip as before. Idempotent by job id: a partial
+ * failure is repaired by the decide job's retry.
+ */
+export async function enqueueDeliveryJobs(queues: Pick<Queues, 'deliverOf'>, jobs: readonly DeliverJobData[], batchMax: number): Promise<void> {
+  const { singles, batches } = planDeliverJobs(queues, jobs, batchMax);
+  await Promise.all([
+    enqueueDeliveries(queues, singles),
+    ...batches.map(({ queue, jobId, data }) => batchQueue(queue).add(DELIVER_BATCH_JOB_NAME, data, { ...DELIVER_OPTIONS, jobId })),
+  ]);
+}
+
+/**
+ * Gives one operation of a batch its own `deliver` job (jobId = operation
+ * key), delayed by `delayMs`: how a batch hands on an operation that has to be
+ * tried again (retry, lock conflict). Added before the batch job completes
+ * (docs/protocol.md, invariants 2 and 7). A job already under that id that is
+ * waiting, delayed or running will claim the operation itself ('present'); a
+ * finished one (a sweeper's job, say) is removed first, since BullMQ would
+ * otherwise ignore the add.
+ */
+export async function enqueueFollowUp(queues: Pick<Queues, 'deliverOf'>, job: DeliverJobData, delayMs: number): Promise<RequeueResult> {
+  const id = job.operationKey;
+  const queue = queues.deliverOf(id);
+  for (let round = 0; ; round++) {
+    if (round > 100) throw new Error(`could not add the follow-up deliver job of ${id}: its job keeps changing state`);
+    const existing = await queue.getJob(id);
+    if (!existing) {
+      await queue.add(DELIVER_JOB_NAME, job, { ...DELIVER_OPTIONS, jobId: id, ...(delayMs > 0 ? { delay: delayMs } : {}) });
+      return 'added';
+    }
+    const state = await existing.getState();
+    if (state === 'completed' || state === 'failed') {
+      await queue.remove(id);
+      continue;
+    }
+    if (state === 'unknown') continue;
+    return 'present';
+  }
+}
+
+/**
+ * The deliver queues are typed by their single-operation payload (what a
+ * lookup by operation key finds); a batch job is the one other payload they
+ * hold, added only here.
+ */
+function batchQueue(queue: Queue<DeliverJobData>): Queue<DeliverBatchJobData> {
+  return queue as unknown as Queue<DeliverBatchJobData>;
+}
