@@ -38,7 +38,9 @@ const REFUSAL: Record<Exclude<ReplayResult, 'replayed'>, [number, string, string
  *   a message when the operation was meanwhile sent.
  * - Retry or promote of a deliver job replays it when its operation is dead;
  *   otherwise the board re-runs the same job (same key, so the claim keeps it
- *   exactly once). Decide jobs go to the board as they are.
+ *   exactly once). A batch job (its id is not an operation key) is re-run as
+ *   it is: each of its operations claims again, a dead one stays dead (replay
+ *   it from the DLQ, which is keyed by operation). Decide jobs go to the board as they are.
  * - Removing records (clean, empty, obliterate) and forging or editing jobs
  *   (add, update data) are refused on our queues: they would lose a dead
  *   operation or send something no route decided. Cleaning completed jobs

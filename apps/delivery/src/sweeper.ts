@@ -47,6 +47,13 @@ const NO_JOB_RECHECK_MS = 3_600_000;
  * mutex, renewed each sweep, free again 3 intervals after its holder died).
  * It reads the per-shard index the claim/commit scripts keep, so a sweep costs
  * a few commands per overdue operation, not a scan of the keyspace.
+ *
+ * Jobs are looked up by operation key, so an operation carried by a `batch`
+ * job (deliver-batch.ts) looks jobless here. Once its lock has expired (its
+ * batch's worker died, say) the sweeper re-adds a single job while BullMQ
+ * may also hand the stalled batch to another worker. Chosen, not
+ * overlooked: the claim lets one of them through at a time and a sent
+ * operation answers `duplicate`, so the overlap costs a claim, never a send.
  */
 export class RecoverySweeper {
   readonly index: ActiveIndex;
