@@ -21,7 +21,9 @@ import { deliverJob, hexKey } from '@singleshot/test-jobs';
 // worker processes: every operation is still claimed, sent and committed on
 // its own; one that must be tried again gets its own deliver job; a worker
 // killed mid-batch leaves nothing sent twice and nothing behind.
-const LEASE_MS = 3000;
+// Long enough that the hung first sends are still `sending` when the test
+// looks on a loaded machine (their deadline comes from the lease).
+const LEASE_MS = 8000;
 
 let redis: TestBackend;
 let sink: HttpSink;
@@ -129,19 +131,30 @@ describe(`batch deliver jobs (${testBackendKind()} Redis)`, () => {
     expect(batch?.returnvalue).toMatchObject({ outcomes: { sent: 2, retry: 1 }, followUps: 1 });
   });
 
-  it('a lock held elsewhere: that operation conflicts, comes back on its own job and is sent once', async () => {
+  it('a lock held elsewhere: that operation conflicts, waits on its own deliver job, and is sent once when the lock is free', async () => {
     const w = worker();
+    await w.metricsPort();
     const ops = fanOut(2);
-    const held = ops[0]!;
-    // Another holder has claimed it (and then vanishes without a commit).
-    const claim = await rt.operations.claim({ ...held, owner: 'elsewhere', leaseMs: LEASE_MS, job: held });
-    expect(claim.kind).toBe('claimed');
+    const [held, other] = ops as [DeliverJobData, DeliverJobData];
+    // Another holder has it claimed, with a lease far longer than this test.
+    const claim = await rt.operations.claim({ ...held, owner: 'elsewhere', leaseMs: 600_000, job: held });
+    if (claim.kind !== 'claimed') throw new Error(`expected a claim, got ${claim.kind}`);
     await enqueueBatch(ops);
-    await waitUntil(() => allSent(ops), 'both operations to be sent', { timeoutMs: 60_000 });
-    expect(await w.metric('singleshot_lock_conflicts_total')).toBeGreaterThanOrEqual(1);
-    expect(await rt.operations.get(held.operationKey)).toMatchObject({ status: 'sent', attempts: 2 });
-    // The abandoned claim was reconciled (the provider asked) before the send.
-    expect(sink.lookups.filter((l) => l.key === held.operationKey)).toEqual([{ key: held.operationKey, found: false }]);
+    await waitUntil(
+      async () => (await statusOf(other.operationKey)) === 'sent' && (await w.metric('singleshot_lock_conflicts_total')) >= 1,
+      'the other operation sent and the conflict counted',
+      { timeoutMs: 60_000 },
+    );
+    const queue = rt.queues.deliverOf(held.operationKey);
+    const followUp = await waitUntil(() => queue.getJob(held.operationKey), 'the follow-up job');
+    expect(followUp.name).toBe('deliver');
+    expect(await followUp.getState()).toBe('delayed');
+    expect(sink.countFor(held.operationKey)).toBe(0);
+    // The other holder hands it back unsent; the follow-up is brought forward.
+    await rt.operations.commit({ operationKey: held.operationKey, fence: claim.fence, outcome: 'released', messageKey: held.messageKey, recipient: held.recipient, channel: held.channel, releaseTo: 'pending', refundAttempt: true });
+    await followUp.promote();
+    await waitUntil(() => allSent(ops), 'the held operation to be sent', { timeoutMs: 60_000 });
+    expect(await rt.operations.get(held.operationKey)).toMatchObject({ status: 'sent', attempts: 1, fence: '2' });
     for (const op of ops) {
       expect(sink.accepted.get(op.operationKey)?.count).toBe(1);
       expect(await sentJournal(op.operationKey)).toHaveLength(1);
