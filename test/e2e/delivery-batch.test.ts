@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliverJobData } from '@singleshot/core';
+import { partitionOf, type DeliverJobData } from '@singleshot/core';
 import { DELIVER_BATCH_JOB_NAME, enqueueDeliveryJobs, planDeliverJobs } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
 import {
@@ -44,11 +44,20 @@ const sentJournal = async (key: string) => {
   return (await rt.journal.forOperation(key, record?.journalIds ?? [])).filter((e) => e.type === 'sent');
 };
 
-/** `n` operations of one fresh message, to distinct recipients. */
+/**
+ * `n` operations of one fresh message, to distinct recipients, all in one
+ * deliver partition (on a cluster there are several; a batch never spans two).
+ */
 function fanOut(n: number): DeliverJobData[] {
   round++;
   const messageKey = hexKey(`msg:e2e-batch:${round}`);
-  return Array.from({ length: n }, (_, i) => deliverJob(`e2e-batch-${round}-${i}`, { messageKey }));
+  const P = rt.keys.partitions;
+  const ops: DeliverJobData[] = [];
+  for (let i = 0; ops.length < n; i++) {
+    const op = deliverJob(`e2e-batch-${round}-${i}`, { messageKey });
+    if (ops.length === 0 || partitionOf(op.operationKey, P) === partitionOf(ops[0]!.operationKey, P)) ops.push(op);
+  }
+  return ops;
 }
 
 /** Enqueues the operations as the decision does, and checks they went out as one batch job. */
