@@ -28,7 +28,7 @@ export function consumedPartitions(keys: KeyBuilder, base: string, only?: readon
 
 /** Options of `PartitionWorkers`: BullMQ's worker options but the connection and prefix. */
 export type PartitionWorkerOptions = Omit<WorkerOptions, 'connection' | 'prefix'> & {
-  /** Name of the workers' own connection (`CLIENT LIST`). */
+  /** Name of the workers' own connection (`CLIENT LIST`); unused with `shareClientConnection`. */
   connectionName: string;
   /**
    * Run the workers' commands (fetch, lock renewal, completion) on the
