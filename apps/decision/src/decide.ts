@@ -6,6 +6,7 @@ import {
   type RecipientKind,
   parseAction,
   formatAction,
+  type ActionRef,
   type DecideJobData,
   type DeliverJobData,
   type DocumentRef,
@@ -68,6 +69,26 @@ function templateContext(input: IngestInput, owner: string | undefined): Record<
   };
 }
 
+/** What a route contributes to every operation it makes, worked out once per route object. */
+interface RoutePlan {
+  action: ActionRef;
+  /** `formatAction(action)`, the `action` field of every deliver job. */
+  actionText: string;
+}
+
+// Routes come from the config and live as long as the process: their parsed
+// action is computed once, not per message and recipient.
+const routePlans = new WeakMap<RouteConfig, RoutePlan>();
+function planOf(route: RouteConfig): RoutePlan {
+  let plan = routePlans.get(route);
+  if (!plan) {
+    const action = parseAction(route.action);
+    plan = { action, actionText: formatAction(action) };
+    routePlans.set(route, plan);
+  }
+  return plan;
+}
+
 function recipientsOf(route: RouteConfig, input: IngestInput, owner: string | undefined): string[] {
   if (route.recipients === 'event') return input.kind === 'event' ? (input.recipients ?? []) : [];
   if (route.recipients === 'owner') return owner ? [owner] : [];
@@ -95,7 +116,7 @@ export function planOperations(
   const jobs = new Map<string, DeliverJobData>();
   const renders = new Map<string, RenderJobData>();
   for (const route of matching) {
-    const action = parseAction(route.action);
+    const { action, actionText } = planOf(route);
     const documents: DocumentRef[] = route.documents.map((doc) => ({
       name: doc.name,
       documentKey: documentKey({ messageKey, name: doc.name, version: doc.version }),
@@ -111,7 +132,7 @@ export function planOperations(
         operationKey: key,
         messageKey,
         route: route.name,
-        action: formatAction(action),
+        action: actionText,
         recipient,
         channel: route.channel,
         subject: rendered.subject,

@@ -5,13 +5,36 @@ import { QUEUES } from './names';
 import type { DeadJobData } from './schemas';
 
 /**
+ * Completed jobs BullMQ keeps per queue. Job retention is for operators, not
+ * dedup (docs/protocol.md invariant 8): the message and operation records and
+ * the journal are the durable record and outlive these jobs. The last 1,000 of
+ * each queue are what Bull Board shows as completed and what `requeueDelivery`
+ * may find finished. A count alone bounds the memory (1.0-1.2 KB a job); an
+ * age on top costs every completion one more sorted-set scan and only matters
+ * on a quiet queue, where 1,000 jobs cost little. 10,000, the former count,
+ * kept about 12 MB per queue that nothing reads: at the pipeline's rates that
+ * is seconds of history.
+ */
+export const KEEP_COMPLETED_JOBS = 1_000;
+
+/**
+ * Length of each queue's BullMQ event stream (`XADD` per job state change,
+ * trimmed approximately). Nothing in singleshot reads it (no QueueEvents, Bull
+ * Board reads the job sets); it serves a QueueEvents listener an operator
+ * attaches to watch live, for which the last 1,000 events are plenty.
+ * BullMQ's default, 10,000 per queue, kept about 1.5 MB per queue (about 150
+ * bytes an event).
+ */
+export const EVENTS_MAX_LEN = 1_000;
+
+/**
  * Job retention is for operators, not dedup (docs/protocol.md invariant 8): dedup lives in the
- * message and operation records, which outlive these jobs.
+ * message and operation records, which outlive these jobs. Failed jobs stay a week.
  */
 const DECIDE_OPTIONS: JobsOptions = {
   attempts: 50,
   backoff: { type: 'exponential', delay: 500 },
-  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnComplete: { count: KEEP_COMPLETED_JOBS },
   removeOnFail: { age: 7 * 86_400 },
 };
 
@@ -22,7 +45,7 @@ export const DELIVER_OPTIONS: JobsOptions = {
   // cover infrastructure failures inside the worker, such as Redis going away.
   attempts: 50,
   backoff: { type: 'exponential', delay: 500 },
-  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnComplete: { count: KEEP_COMPLETED_JOBS },
   removeOnFail: { age: 7 * 86_400 },
 };
 
@@ -31,7 +54,7 @@ export const DELIVER_OPTIONS: JobsOptions = {
 const RENDER_OPTIONS: JobsOptions = {
   attempts: 50,
   backoff: { type: 'exponential', delay: 1000 },
-  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnComplete: { count: KEEP_COMPLETED_JOBS },
   removeOnFail: { age: 7 * 86_400 },
 };
 
@@ -67,11 +90,12 @@ export interface Queues {
 /** Opens the queues of every partition of `keys` on one connection. */
 export function openQueues(connection: RedisClient, keys: KeyBuilder): Queues {
   const P = keys.partitions;
-  const open = <T>(base: string, p: number) => new Queue<T>(partitionQueueName(base, p, P), { connection, prefix: keys.queuePrefixOf(p) });
+  const streams = { events: { maxLen: EVENTS_MAX_LEN } };
+  const open = <T>(base: string, p: number) => new Queue<T>(partitionQueueName(base, p, P), { connection, prefix: keys.queuePrefixOf(p), streams });
   const decideAll = Array.from({ length: P }, (_, p) => open<DecideJobData>(QUEUES.decide, p));
   const deliverAll = Array.from({ length: P }, (_, p) => open<DeliverJobData>(QUEUES.deliver, p));
-  const dead = new Queue<DeadJobData>(QUEUES.dead, { connection, prefix: keys.queuePrefix });
-  const render = new Queue<RenderJobData>(QUEUES.render, { connection, prefix: keys.queuePrefix });
+  const dead = new Queue<DeadJobData>(QUEUES.dead, { connection, prefix: keys.queuePrefix, streams });
+  const render = new Queue<RenderJobData>(QUEUES.render, { connection, prefix: keys.queuePrefix, streams });
   const all = [...decideAll, ...deliverAll, dead, render];
   for (const q of all) q.on('error', () => undefined);
   const only = <T>(list: T[], name: string): T => {

@@ -51,7 +51,7 @@ describe('queue partitions', () => {
 
     const ran: string[] = [];
     const workers = new PartitionWorkers<{ operationKey: string }, void>(
-      { connect },
+      { connect, redis },
       consumedPartitions(newKeys, QUEUES.deliver, undefined, 1),
       async (job) => {
         ran.push(job.data.operationKey);
@@ -65,5 +65,39 @@ describe('queue partitions', () => {
     expect(ran.sort()).toEqual([...before, ...after].map((j) => j.operationKey).sort());
     await oldQueues.close();
     await newQueues.close();
+  });
+
+  it('workers on the shared client connection run every job once and leave the connection open when they close', async () => {
+    const keys = new KeyBuilder('shared', 16, 2);
+    const redis = connect();
+    let opened = 0;
+    const queues = openQueues(redis, keys);
+    const jobs = Array.from({ length: 30 }, (_, i) => deliverJob(`shared-${i}`));
+    await enqueueDeliveries(queues, jobs);
+    const ran: string[] = [];
+    const workers = new PartitionWorkers<{ operationKey: string }, void>(
+      {
+        connect: () => {
+          opened += 1;
+          return connect();
+        },
+        redis,
+      },
+      consumedPartitions(keys, QUEUES.deliver),
+      async (job) => {
+        // The processor writes on the same connection, as the decision worker does.
+        await redis.incr('shared:ran');
+        ran.push(job.data.operationKey);
+      },
+      { connectionName: 'test', concurrency: 8, shareClientConnection: true },
+    );
+    expect(opened).toBe(0);
+    await waitUntil(() => ran.length >= jobs.length, 'every job to run', { timeoutMs: 30_000 });
+    await waitUntil(async () => (await Promise.all(queues.deliverAll.map((q) => q.getJobCounts('active')))).every((c) => c.active === 0), 'the jobs to complete');
+    await workers.close();
+    expect(ran.sort()).toEqual(jobs.map((j) => j.operationKey).sort());
+    expect(await redis.get('shared:ran')).toBe(String(jobs.length));
+    expect(redis.status).toBe('ready');
+    await queues.close();
   });
 });
