@@ -69,11 +69,11 @@ export class MessageStore {
    * fields again, a union as the set's SADD was.
    */
   async markDecided(messageKey: string, operationKeys: string[]): Promise<boolean> {
-    const key = this.keys.message(messageKey);
-    const tx = this.redis.multi().hsetnx(key, 'decidedAt', this.now());
-    if (operationKeys.length > 0) tx.hset(key, Object.fromEntries(operationKeys.map((op) => [op, '']))).pexpire(key, this.options.retentionMs);
-    const results = await tx.exec();
-    const first = results?.[0]?.[1];
+    const first = await runScript(this.redis, 'message-decided-1', [this.keys.message(messageKey)], {
+      now: decimal(this.now()),
+      operationKeys,
+      retentionMs: decimal(this.options.retentionMs),
+    });
     return first === 1;
   }
 

@@ -11,6 +11,7 @@ import imapCursorAdvance from './lua/imap-cursor-advance-1.lua';
 import indexTouch from './lua/index-touch-1.lua';
 import markWaiting from './lua/mark-waiting-1.lua';
 import messageArrive from './lua/message-arrive-1.lua';
+import messageDecided from './lua/message-decided-1.lua';
 import mutexAcquire from './lua/mutex-acquire-1.lua';
 import mutexRelease from './lua/mutex-release-1.lua';
 import rateLimit from './lua/rate-limit-1.lua';
@@ -37,6 +38,7 @@ export const SCRIPTS: Record<ScriptName, string> = {
   'index-touch-1': indexTouch,
   'mark-waiting-1': markWaiting,
   'message-arrive-1': messageArrive,
+  'message-decided-1': messageDecided,
   'mutex-acquire-1': mutexAcquire,
   'mutex-release-1': mutexRelease,
   'rate-limit-1': rateLimit,
