@@ -54,6 +54,8 @@ export class HttpProvider implements Provider {
   private readonly lookupBase: URL | undefined;
   private readonly timeoutMs: number;
   private readonly extraHeaders: Record<string, string>;
+  /** A send's headers but the idempotency key, as undici's flat name/value list (built once). */
+  private readonly sendHeaders: readonly string[];
   private readonly agent: Agent;
   private closed = false;
 
@@ -70,6 +72,7 @@ export class HttpProvider implements Provider {
         .map(([k, v]) => [k.toLowerCase(), v] as const)
         .filter(([k]) => !reserved.has(k)),
     );
+    this.sendHeaders = [...Object.entries(this.extraHeaders).flat(), 'content-type', 'application/json', 'accept', 'application/json'];
     this.agent = new Agent({ connect: { timeout: this.timeoutMs } });
     if (this.lookupBase) this.lookup = (key, ctx) => this.lookupKey(key, ctx);
   }
@@ -98,12 +101,7 @@ export class HttpProvider implements Provider {
       {
         url: this.url,
         method: 'POST',
-        headers: {
-          ...this.extraHeaders,
-          'content-type': 'application/json',
-          accept: 'application/json',
-          'idempotency-key': req.operationKey,
-        },
+        headers: [...this.sendHeaders, 'idempotency-key', req.operationKey],
         body,
       },
       ctx,
@@ -170,7 +168,7 @@ export class HttpProvider implements Provider {
   private async call(call: HttpCall, ctx: CallContext): Promise<HttpExchange> {
     const deadline = startDeadline(ctx, this.timeoutMs);
     try {
-      return await exchange(this.agent, call, deadline.signal, deadline.ms);
+      return await exchange(this.agent, call, deadline, deadline.ms);
     } finally {
       deadline.dispose();
     }
