@@ -108,7 +108,7 @@ export class HttpProvider implements Provider {
     );
 
     if (result.kind === 'error') throw this.transportError(result, 'send');
-    const { status, headers } = result;
+    const { status } = result;
     if (status >= 200 && status <= 299) {
       const id = result.truncated ? undefined : providerId(result.body);
       if (id) return { externalId: id, detail: `HTTP ${status}` };
@@ -119,7 +119,7 @@ export class HttpProvider implements Provider {
         'NO_PROVIDER_ID',
       );
     }
-    throw this.statusError(status, headers, result.body);
+    throw this.statusError(status, result.headers, result.body);
   }
 
   /**
