@@ -1,3 +1,5 @@
+import type { CallContext, CallerCancel } from '@singleshot/providers';
+
 /**
  * Keeps an operation's lease alive while a send runs (docs/protocol.md invariant 10). Extends at
  * a third of the lease; when an extension is refused (a later claim exists) or
@@ -11,6 +13,27 @@ export interface LeaseKeeper {
   remainingMs(): number;
   lost(): boolean;
   stop(): void;
+  /**
+   * The context of one provider call under this lease: cancelled when the
+   * lease is lost, through `cancel` for a transport that takes a callback and
+   * through `signal` (made on first read) for any other.
+   */
+  callContext(timeoutMs: number): CallContext;
+}
+
+class KeeperCallContext implements CallContext {
+  constructor(
+    private readonly keeper: Keeper,
+    public timeoutMs: number,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.keeper.signal;
+  }
+
+  get cancel(): CallerCancel {
+    return this.keeper;
+  }
 }
 
 interface KeepLeaseInput {
@@ -73,13 +96,14 @@ function tickerFor(periodMs: number): Ticker {
   return ticker;
 }
 
-class Keeper implements LeaseKeeper {
+class Keeper implements LeaseKeeper, CallerCancel {
   private readonly now: () => number;
   private leaseUntil: number;
   private stopped = false;
   private inFlight = false;
   private ticks = 0;
   private lostWhy: Error | undefined;
+  private cancelListener: ((reason: Error) => void) | undefined;
   // Made when someone asks for the signal (every send does; a claim that ends before one does not).
   private controller: AbortController | undefined;
 
@@ -105,6 +129,23 @@ class Keeper implements LeaseKeeper {
 
   lost(): boolean {
     return this.lostWhy !== undefined;
+  }
+
+  callContext(timeoutMs: number): CallContext {
+    return new KeeperCallContext(this, timeoutMs);
+  }
+
+  cancelled(): Error | undefined {
+    return this.lostWhy;
+  }
+
+  onCancel(listener: (reason: Error) => void): void {
+    if (this.lostWhy) listener(this.lostWhy);
+    else this.cancelListener = listener;
+  }
+
+  offCancel(listener: (reason: Error) => void): void {
+    if (this.cancelListener === listener) this.cancelListener = undefined;
   }
 
   stop(): void {
@@ -144,6 +185,9 @@ class Keeper implements LeaseKeeper {
     if (this.lostWhy) return;
     this.lostWhy = new Error(`lease lost: ${reason}`);
     this.controller?.abort(this.lostWhy);
+    const listener = this.cancelListener;
+    this.cancelListener = undefined;
+    listener?.(this.lostWhy);
     this.input.onLost?.(reason);
   }
 }

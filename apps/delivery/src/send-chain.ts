@@ -78,7 +78,7 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
     if (debug) a.log.debug({ provider: provider.name, timeoutMs }, 'calling provider');
     try {
       // Shutdown does not abort a call in flight: it is bounded by its deadline and then committed.
-      const result = await provider.send(request, { signal: a.keeper.signal, timeoutMs });
+      const result = await provider.send(request, a.keeper.callContext(timeoutMs));
       breaker?.record('success', permit);
       const durationMs = a.now() - startedAt;
       deps.metrics.deliveryDuration.observe({ channel: job.channel, provider: provider.name }, durationMs / 1000);

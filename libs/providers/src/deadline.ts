@@ -1,5 +1,5 @@
 import { SingleshotError } from '@singleshot/core';
-import type { CallContext } from './provider';
+import type { CallContext, CallerCancel } from './provider';
 
 /**
  * The reason a call was cut short. `DEADLINE`: our hard deadline passed;
@@ -36,23 +36,35 @@ function fire(deadline: CallDeadline): void {
 }
 
 /**
- * One timer and one listener on the caller's signal, and nothing else until
- * someone asks for `signal`. The object is its own event listener
- * (`handleEvent`) and the timer gets it as an argument, so a call allocates
- * no closures for its deadline.
+ * One timer and one listener on the caller's cancellation (its `cancel`
+ * callback when it has one, else its signal), and nothing else until someone
+ * asks for `signal`. On a signal the object is its own event listener
+ * (`handleEvent`); the timer gets it as an argument.
  */
 class CallDeadline implements Deadline {
   private why: CallAbortedError | undefined;
   private listener: ((reason: Error) => void) | undefined;
   private controller: AbortController | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
+  private readonly caller: AbortSignal | undefined;
+  private readonly cancel: CallerCancel | undefined;
+  private readonly onCancel: ((reason: Error) => void) | undefined;
 
-  constructor(
-    private readonly caller: AbortSignal,
-    readonly ms: number,
-  ) {
-    if (caller.aborted) this.handleEvent();
-    else caller.addEventListener('abort', this, { once: true });
+  constructor(ctx: CallContext, readonly ms: number) {
+    if (ctx.cancel) {
+      // The caller's callback instead of a listener on its signal (which then need not exist).
+      const cancel = ctx.cancel;
+      this.cancel = cancel;
+      this.onCancel = (reason) => this.callerAborted(reason);
+      const already = cancel.cancelled();
+      if (already) this.callerAborted(already);
+      else cancel.onCancel(this.onCancel);
+    } else {
+      const caller = ctx.signal;
+      this.caller = caller;
+      if (caller.aborted) this.handleEvent();
+      else caller.addEventListener('abort', this, { once: true });
+    }
     if (ms <= 0) this.abort(new CallAbortedError('deadline already passed', 'DEADLINE'));
     if (!this.why) this.timer = setTimeout(fire, ms, this);
   }
@@ -67,7 +79,11 @@ class CallDeadline implements Deadline {
 
   /** The caller's signal fired. */
   handleEvent(): void {
-    this.abort(new CallAbortedError('call aborted by the caller', 'ABORTED', { cause: this.caller.reason }));
+    this.callerAborted(this.caller?.reason);
+  }
+
+  private callerAborted(cause: unknown): void {
+    this.abort(new CallAbortedError('call aborted by the caller', 'ABORTED', { cause }));
   }
 
   abort(err: CallAbortedError): void {
@@ -92,7 +108,8 @@ class CallDeadline implements Deadline {
   dispose(): void {
     clearTimeout(this.timer);
     this.listener = undefined;
-    this.caller.removeEventListener('abort', this);
+    this.caller?.removeEventListener('abort', this);
+    if (this.onCancel) this.cancel?.offCancel(this.onCancel);
   }
 }
 
@@ -104,5 +121,5 @@ class CallDeadline implements Deadline {
 export function startDeadline(ctx: CallContext, capMs: number): Deadline {
   // A missing or non-finite budget from the caller must not mean "no deadline".
   const wanted = Number.isFinite(ctx.timeoutMs) ? ctx.timeoutMs : capMs;
-  return new CallDeadline(ctx.signal, Math.max(0, Math.min(wanted, capMs)));
+  return new CallDeadline(ctx, Math.max(0, Math.min(wanted, capMs)));
 }
