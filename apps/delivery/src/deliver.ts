@@ -146,7 +146,8 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
         break;
     }
   }
-  const limited = await applyRecipientLimits(a, deps.limits);
+  const limiting = applyRecipientLimits(a, deps.limits);
+  const limited = limiting ? await limiting : undefined;
   if (limited) return limited;
   if (a.gate?.kind === 'ready' && deps.documents) {
     try {

@@ -165,13 +165,13 @@ export class HttpProvider implements Provider {
     }
   }
 
-  private async call(call: HttpCall, ctx: CallContext): Promise<HttpExchange> {
+  private call(call: HttpCall, ctx: CallContext): Promise<HttpExchange> {
     const deadline = startDeadline(ctx, this.timeoutMs);
-    try {
-      return await exchange(this.agent, call, deadline, deadline.ms);
-    } finally {
-      deadline.dispose();
-    }
+    const done = exchange(this.agent, call, deadline, deadline.ms);
+    // Disposed once the exchange settled, without an async frame of its own.
+    const dispose = () => deadline.dispose();
+    void done.then(dispose, dispose);
+    return done;
   }
 
   private statusError(status: number, headers: IncomingHttpHeaders | undefined, body?: Buffer) {
