@@ -116,7 +116,10 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
   // Never sent without its document: a document that failed for good ends the operation.
   if (a.gate?.kind === 'failed') return { kind: 'dead', reason: 'document_failed', error: a.gate.error };
   // Earlier claims since the last replay decide the fallback position (a replay resets attempts).
-  const prior: AttemptRecord[] = claim.attempts > 1 ? await deps.operations.history(job.operationKey) : [];
+  // Read while a reconciliation runs: the two do not depend on each other.
+  const history = claim.attempts > 1 ? deps.operations.history(job.operationKey) : undefined;
+  // Awaited below or dropped with the reconciliation's verdict; a failure then is not unhandled.
+  history?.catch(() => undefined);
   // A previous attempt may have reached a provider: reconcile before any send (docs/protocol.md invariant 5).
   if (claim.previousStatus === 'sending' || claim.previousStatus === 'in_doubt') {
     const verdict = await reconcile(job.operationKey, chain, claim, deps, { recipient: job.recipient, since: job.firstArrivalAt });
@@ -143,7 +146,8 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
         break;
     }
   }
-  const limited = await applyRecipientLimits(a, deps.limits);
+  const limiting = applyRecipientLimits(a, deps.limits);
+  const limited = limiting ? await limiting : undefined;
   if (limited) return limited;
   if (a.gate?.kind === 'ready' && deps.documents) {
     try {
@@ -154,5 +158,6 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
       return { kind: 'retry', status: 'failed', reason: error.code, error, provider: (chain[0] as { name: string }).name };
     }
   }
+  const prior: AttemptRecord[] = history ? await history : [];
   return sendThroughChain(a, chain, prior);
 }

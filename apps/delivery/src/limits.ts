@@ -11,9 +11,10 @@ export type { RecipientLimits } from './deliver-types';
  * silent drop, and it can be replayed. Windows count operation keys, so an
  * operation that was let through once is let through again on a retry or
  * reclaim. A replay of a suppressed operation passes once (`limitBypass`),
- * and still takes its slot. Returns undefined when the operation may go on.
+ * and still takes its slot. Returns (or resolves to) undefined when the
+ * operation may go on.
  */
-export async function applyRecipientLimits(a: ClaimedAttempt, limits: RecipientLimits | undefined): Promise<Ending | undefined> {
+export function applyRecipientLimits(a: ClaimedAttempt, limits: RecipientLimits | undefined): Promise<Ending | undefined> | undefined {
   if (!limits) return undefined;
   const { job, claim } = a;
   // Checked on the operation's first claim (or a claim of a released one); later
@@ -23,6 +24,12 @@ export async function applyRecipientLimits(a: ClaimedAttempt, limits: RecipientL
   const routeLimit = limits.route(job.route);
   if (routeLimit) scopes.push({ scope: `route:${job.route}`, limit: routeLimit });
   if (limits.perRecipient) scopes.push({ scope: 'global', limit: limits.perRecipient });
+  // No limit applies (the common case): decided without a promise.
+  return scopes.length === 0 ? undefined : checkScopes(a, limits, scopes);
+}
+
+async function checkScopes(a: ClaimedAttempt, limits: RecipientLimits, scopes: { scope: string; limit: RateLimitConfig }[]): Promise<Ending | undefined> {
+  const { job, claim } = a;
   const taken: string[] = [];
   for (const { scope, limit } of scopes) {
     const verdict = await limits.limiter.check({

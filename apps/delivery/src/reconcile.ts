@@ -35,10 +35,7 @@ export async function reconcile(
       continue;
     }
     try {
-      const found = await provider.lookup(operationKey, {
-        signal: claim.keeper.signal,
-        timeoutMs: Math.max(100, claim.keeper.remainingMs() / 2),
-      }, target);
+      const found = await provider.lookup(operationKey, claim.keeper.callContext(Math.max(100, claim.keeper.remainingMs() / 2)), target);
       if (found.found) {
         deps.metrics.reconciliations.inc({ provider: provider.name, outcome: 'found' });
         return { kind: 'found', provider: provider.name, externalId: found.externalId };

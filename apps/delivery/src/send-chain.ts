@@ -1,5 +1,5 @@
 import { RetryableError, classifyError, describeError } from '@singleshot/core';
-import { budgetSpent, planChain, type BreakerPermit, type CircuitBreaker, type Provider } from '@singleshot/providers';
+import { budgetSpent, planChain, type BreakerPermit, type CircuitBreaker, type Provider, type SendRequest } from '@singleshot/providers';
 import type { AttemptRecord } from '@singleshot/store';
 import type { ClaimedAttempt } from './attempt';
 import type { Ending } from './deliver-types';
@@ -23,9 +23,24 @@ const ALWAYS: BreakerPermit = { allowed: true, trial: false };
 export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], prior: AttemptRecord[]): Promise<Ending> {
   const { job, deps } = a;
   const perProvider = deps.policy.providerAttempts;
-  const plan = planChain({ providers: chain.map((p) => p.name), history: [...prior, ...a.history], perProviderAttempts: perProvider });
-  const byName = new Map(chain.map((p) => [p.name, p] as const));
-  const order = plan.order.map((name) => byName.get(name) as Provider);
+  const plan = planChain({ providers: chain.map((p) => p.name), history: prior.length > 0 ? [...prior, ...a.history] : a.history, perProviderAttempts: perProvider });
+  const order = plan.order.map((name) => chain.find((p) => p.name === name) as Provider);
+  // The same request for every provider of the chain: built once per attempt.
+  const request: SendRequest = {
+    operationKey: job.operationKey,
+    messageKey: job.messageKey,
+    recipient: job.recipient,
+    channel: job.channel,
+    subject: job.subject,
+    text: job.text,
+    data: job.data,
+  };
+  if (job.html !== undefined) request.html = job.html;
+  if (a.content) {
+    request.attachments = a.content.attachments;
+    request.documents = a.content.documents;
+  }
+  const debug = deps.logger.isLevelEnabled('debug');
   if (plan.pinnedTo) a.log.info({ provider: plan.pinnedTo }, 'unresolved in-doubt send: staying on this provider, no fallback');
   const margin = commitMarginMs(deps.policy.leaseMs);
   const switchTo = (from: Provider, to: Provider, why: string, error: { code: string; message: string }) => {
@@ -60,23 +75,10 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
       return { kind: 'released', reason: deps.shutdown?.aborted ? 'shutdown' : 'lease_too_short', provider: provider.name };
     }
     const startedAt = a.now();
-    a.log.debug({ provider: provider.name, timeoutMs }, 'calling provider');
+    if (debug) a.log.debug({ provider: provider.name, timeoutMs }, 'calling provider');
     try {
       // Shutdown does not abort a call in flight: it is bounded by its deadline and then committed.
-      const result = await provider.send(
-        {
-          operationKey: job.operationKey,
-          messageKey: job.messageKey,
-          recipient: job.recipient,
-          channel: job.channel,
-          subject: job.subject,
-          text: job.text,
-          ...(job.html !== undefined ? { html: job.html } : {}),
-          ...(a.content ? { attachments: a.content.attachments, documents: a.content.documents } : {}),
-          data: job.data,
-        },
-        { signal: a.keeper.signal, timeoutMs },
-      );
+      const result = await provider.send(request, a.keeper.callContext(timeoutMs));
       breaker?.record('success', permit);
       const durationMs = a.now() - startedAt;
       deps.metrics.deliveryDuration.observe({ channel: job.channel, provider: provider.name }, durationMs / 1000);

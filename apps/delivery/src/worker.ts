@@ -1,6 +1,6 @@
 import { DelayedError } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
-import type { RateLimitConfig } from '@singleshot/config';
+import { waitReplicasOf, type RateLimitConfig } from '@singleshot/config';
 import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider } from '@singleshot/providers';
 import { DELIVER_BATCH_JOB_NAME, QUEUES, addDead, deliverJobSchema, enqueueFollowUp, formatIssues, type DeliverBatchJobData } from '@singleshot/queues';
 import { RateLimiter } from '@singleshot/store';
@@ -103,6 +103,8 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
     logger: logger.child({ component: 'sweeper' }),
   });
   rt.metrics.setInDoubtSource(() => sweeper.index.inDoubtCount());
+  // No replicas to wait for (a single Redis): the commit is as durable as it gets once it answered.
+  const replicated = waitReplicasOf(rt.config) > 0;
   const partitions = consumedPartitions(rt.keys, QUEUES.deliver, delivery.partitions, rt.config.redis.formerPartitions);
   // delivery.concurrency bounds operations in flight per process, single jobs and batches alike.
   const limit = new CallLimit(delivery.concurrency);
@@ -126,14 +128,16 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
       // The fenced commit must be on a replica before the job completes: a
       // failover could otherwise take the ending with it (an in-doubt claim is
       // left, which the provider lookup reconciles). Throws → BullMQ retries the job.
-      await rt.replicate(rt.redis, [rt.keys.op(parsed.data.operationKey), job.queueQualifiedName]);
+      if (replicated) await rt.replicate(rt.redis, [rt.keys.op(parsed.data.operationKey), job.queueQualifiedName]);
       // One line per attempt with the keys an operator greps for; `jobAttempt`
       // is BullMQ's count (infrastructure retries), the operation's own attempt
-      // number is in `singleshot ops show`.
-      logger.info(
-        { operationKey: parsed.data.operationKey, messageKey: parsed.data.messageKey, jobId: job.id, jobAttempt: job.attemptsMade, channel: parsed.data.channel, outcome },
-        `delivery ${outcome.kind}`,
-      );
+      // number is in `singleshot ops show`. Built only when `info` is on.
+      if (logger.isLevelEnabled('info')) {
+        logger.info(
+          { operationKey: parsed.data.operationKey, messageKey: parsed.data.messageKey, jobId: job.id, jobAttempt: job.attemptsMade, channel: parsed.data.channel, outcome },
+          `delivery ${outcome.kind}`,
+        );
+      }
       if (outcome.kind === 'retry' || outcome.kind === 'conflict' || outcome.kind === 'waiting') {
         await job.moveToDelayed(Date.now() + outcome.delayMs, token);
         throw new DelayedError();

@@ -72,13 +72,37 @@ export type ScopedLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
  * share of a delivery's CPU although most attempts log nothing at `info`.
  */
 export function lazyChild(parent: Logger, bindings: Record<string, unknown>): ScopedLogger {
-  let child: Logger | undefined;
-  const at =
-    (level: 'debug' | 'info' | 'warn' | 'error') =>
-    (obj: unknown, msg?: string): void => {
-      if (!parent.isLevelEnabled(level)) return;
-      child ??= parent.child(bindings);
-      child[level](obj as object, msg);
-    };
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } as ScopedLogger;
+  return new LazyChild(parent, bindings) as unknown as ScopedLogger;
+}
+
+/** One object per scope, its methods on the prototype: no closures per claimed operation. */
+class LazyChild {
+  private child: Logger | undefined;
+
+  constructor(
+    private readonly parent: Logger,
+    private readonly bindings: Record<string, unknown>,
+  ) {}
+
+  debug(obj: unknown, msg?: string): void {
+    this.write('debug', obj, msg);
+  }
+
+  info(obj: unknown, msg?: string): void {
+    this.write('info', obj, msg);
+  }
+
+  warn(obj: unknown, msg?: string): void {
+    this.write('warn', obj, msg);
+  }
+
+  error(obj: unknown, msg?: string): void {
+    this.write('error', obj, msg);
+  }
+
+  private write(level: 'debug' | 'info' | 'warn' | 'error', obj: unknown, msg: string | undefined): void {
+    if (!this.parent.isLevelEnabled(level)) return;
+    this.child ??= this.parent.child(this.bindings);
+    this.child[level](obj as object, msg);
+  }
 }

@@ -59,7 +59,7 @@ export class ApiTransport {
     const deadline = startDeadline(ctx, this.timeoutMs);
     let result: HttpExchange;
     try {
-      result = await exchange(this.agent, call, deadline.signal, deadline.ms);
+      result = await exchange(this.agent, call, deadline, deadline.ms);
     } finally {
       deadline.dispose();
     }

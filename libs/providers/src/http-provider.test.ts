@@ -201,6 +201,50 @@ describe('HttpProvider against a real HTTP sink', () => {
     expect(sink.requests).toHaveLength(0);
   });
 
+  it('takes the caller cancellation through `cancel` without reading `signal`: mid-request it is in doubt (ABORTED)', async () => {
+    let listener: ((reason: Error) => void) | undefined;
+    let signalRead = false;
+    const cancelCtx: CallContext = {
+      timeoutMs: 10_000,
+      get signal(): AbortSignal {
+        signalRead = true;
+        return new AbortController().signal;
+      },
+      cancel: {
+        cancelled: () => undefined,
+        onCancel: (l) => {
+          listener = l;
+        },
+        offCancel: (l) => {
+          if (listener === l) listener = undefined;
+        },
+      },
+    };
+    sink.script('hang');
+    const pending = caught(provider.send(request(), cancelCtx));
+    await sink.waitFor((s) => s.requests.length === 1);
+    expect(listener).toBeDefined();
+    listener?.(new Error('lease lost'));
+    const err = await pending;
+    expect(err).toBeInstanceOf(InDoubtError);
+    expect((err as InDoubtError).code).toBe('ABORTED');
+    expect(signalRead).toBe(false);
+    // The call ended: it no longer listens.
+    expect(listener).toBeUndefined();
+  });
+
+  it('never sends when `cancel` says the caller already cancelled', async () => {
+    const cancelled: CallContext = {
+      timeoutMs: 5_000,
+      signal: new AbortController().signal,
+      cancel: { cancelled: () => new Error('lease lost'), onCancel: () => undefined, offCancel: () => undefined },
+    };
+    const err = await caught(provider.send(request(), cancelled));
+    expect(err).toBeInstanceOf(RetryableError);
+    expect((err as RetryableError).safeToFallback).toBe(true);
+    expect(sink.requests).toHaveLength(0);
+  });
+
   it('answers lookup 404 for a key it never saw, and does not record a send', async () => {
     expect(await provider.lookup?.('never-sent-key', ctx())).toEqual({ found: false });
     expect(sink.lookups).toEqual([{ key: 'never-sent-key', found: false }]);

@@ -54,6 +54,8 @@ export class HttpProvider implements Provider {
   private readonly lookupBase: URL | undefined;
   private readonly timeoutMs: number;
   private readonly extraHeaders: Record<string, string>;
+  /** A send's headers but the idempotency key, as undici's flat name/value list (built once). */
+  private readonly sendHeaders: readonly string[];
   private readonly agent: Agent;
   private closed = false;
 
@@ -70,6 +72,7 @@ export class HttpProvider implements Provider {
         .map(([k, v]) => [k.toLowerCase(), v] as const)
         .filter(([k]) => !reserved.has(k)),
     );
+    this.sendHeaders = [...Object.entries(this.extraHeaders).flat(), 'content-type', 'application/json', 'accept', 'application/json'];
     this.agent = new Agent({ connect: { timeout: this.timeoutMs } });
     if (this.lookupBase) this.lookup = (key, ctx) => this.lookupKey(key, ctx);
   }
@@ -98,19 +101,14 @@ export class HttpProvider implements Provider {
       {
         url: this.url,
         method: 'POST',
-        headers: {
-          ...this.extraHeaders,
-          'content-type': 'application/json',
-          accept: 'application/json',
-          'idempotency-key': req.operationKey,
-        },
+        headers: [...this.sendHeaders, 'idempotency-key', req.operationKey],
         body,
       },
       ctx,
     );
 
     if (result.kind === 'error') throw this.transportError(result, 'send');
-    const { status, headers } = result;
+    const { status } = result;
     if (status >= 200 && status <= 299) {
       const id = result.truncated ? undefined : providerId(result.body);
       if (id) return { externalId: id, detail: `HTTP ${status}` };
@@ -121,7 +119,7 @@ export class HttpProvider implements Provider {
         'NO_PROVIDER_ID',
       );
     }
-    throw this.statusError(status, headers, result.body);
+    throw this.statusError(status, result.headers, result.body);
   }
 
   /**
@@ -167,13 +165,13 @@ export class HttpProvider implements Provider {
     }
   }
 
-  private async call(call: HttpCall, ctx: CallContext): Promise<HttpExchange> {
+  private call(call: HttpCall, ctx: CallContext): Promise<HttpExchange> {
     const deadline = startDeadline(ctx, this.timeoutMs);
-    try {
-      return await exchange(this.agent, call, deadline.signal, deadline.ms);
-    } finally {
-      deadline.dispose();
-    }
+    const done = exchange(this.agent, call, deadline, deadline.ms);
+    // Disposed once the exchange settled, without an async frame of its own.
+    const dispose = () => deadline.dispose();
+    void done.then(dispose, dispose);
+    return done;
   }
 
   private statusError(status: number, headers: IncomingHttpHeaders | undefined, body?: Buffer) {

@@ -48,9 +48,26 @@ export interface DocumentLink {
 
 export interface CallContext {
   /** Aborts the call (shutdown, lost lease). An abort after the request left is in doubt. */
-  signal: AbortSignal;
+  readonly signal: AbortSignal;
   /** Hard deadline for this call, ms from now; the caller computes it inside the remaining lease. */
   timeoutMs: number;
+  /**
+   * The same cancellation as `signal`, as a callback: a transport that listens
+   * here never reads `signal`, which the caller can then make on first read
+   * (creating an AbortSignal cost more than the rest of a call's deadline).
+   * Optional; `signal` alone always works.
+   */
+  cancel?: CallerCancel;
+}
+
+/** A caller's cancellation as a callback (see `CallContext.cancel`). */
+export interface CallerCancel {
+  /** The reason, once the caller cancelled. */
+  cancelled(): Error | undefined;
+  /** Runs `listener` once when the caller cancels (at once if it did); one listener at a time. */
+  onCancel(listener: (reason: Error) => void): void;
+  /** Forgets `listener` if it is the one set. */
+  offCancel(listener: (reason: Error) => void): void;
 }
 
 export interface SendResult {
