@@ -1,8 +1,9 @@
 import type { CallContext, CallerCancel } from '@singleshot/providers';
 
 /**
- * Keeps an operation's lease alive while a send runs (docs/protocol.md invariant 10). Extends at
- * a third of the lease; when an extension is refused (a later claim exists) or
+ * Keeps an operation's lease alive while a send runs (docs/protocol.md invariant 10). Extends
+ * every third of the lease (the first time between a sixth and a third after
+ * the claim, see `Ticker`); when an extension is refused (a later claim exists) or
  * fails for longer than the lease, it aborts `signal` so the holder stops: a
  * holder that lost its lease must not commit, and should not keep a provider
  * call running for nothing.
@@ -192,6 +193,7 @@ class Keeper implements LeaseKeeper, CallerCancel {
   }
 }
 
+/** Starts keeping the lease of one claim; `stop()` it when the attempt ends. */
 export function keepLease(input: KeepLeaseInput): LeaseKeeper {
   const ticker = tickerFor(Math.max(100, Math.floor(input.leaseMs / 3)));
   const keeper = new Keeper(input, ticker);
