@@ -25,9 +25,10 @@ afterAll(async () => {
   await redis?.destroy();
 });
 
-function acceptor(refuseAdds = 0): { acceptor: Acceptor; adds: () => number } {
+function acceptor(refuseAdds = 0, opts: { hangAdds?: number; enqueueTimeoutMs?: number } = {}): { acceptor: Acceptor; adds: () => number } {
   let adds = 0;
   let refuse = refuseAdds;
+  let hang = opts.hangAdds ?? 0;
   const decideQueues = {
     decideOf: (key: string) => {
       const queue = rt.producerQueues.decideOf(key);
@@ -35,6 +36,8 @@ function acceptor(refuseAdds = 0): { acceptor: Acceptor; adds: () => number } {
         add: (...args: Parameters<typeof queue.add>) => {
           adds++;
           if (refuse-- > 0) return Promise.reject(new Error('refused by the test'));
+          // A command that never comes back (sent to a master that died).
+          if (hang-- > 0) return new Promise(() => undefined);
           return queue.add(...args);
         },
       };
@@ -44,7 +47,7 @@ function acceptor(refuseAdds = 0): { acceptor: Acceptor; adds: () => number } {
     messages: new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
     decideQueues,
     replicate: () => Promise.resolve(),
-    enqueueTimeoutMs: 10_000,
+    enqueueTimeoutMs: opts.enqueueTimeoutMs ?? 10_000,
   });
   return { acceptor, adds: () => adds };
 }
@@ -81,6 +84,20 @@ describe('Acceptor', () => {
     const answered = settled.filter((s) => s.status === 'fulfilled').map((s) => (s as PromiseFulfilledResult<AcceptResult>).value.status);
     expect(answered.sort()).toEqual(['accepted', 'duplicate']);
     expect(adds()).toBe(3);
+    expect(await rt.queues.decide.getJob(m.messageKey)).toBeDefined();
+  });
+
+  it('an enqueue that never settles does not hold later arrivals: after its deadline the next arrival enqueues itself', async () => {
+    const { acceptor: a, adds } = acceptor(0, { hangAdds: 1, enqueueTimeoutMs: 300 });
+    const m = message('hung-1');
+    // The first arrival's add hangs: it times out (503), and so does a parallel one waiting for it.
+    const first = await Promise.allSettled([a.accept(m), a.accept(m)]);
+    expect(first.map((s) => s.status)).toEqual(['rejected', 'rejected']);
+    expect(adds()).toBe(1);
+    // The producer retries: this arrival must not wait for the hung add again.
+    const retry = await a.accept(m);
+    expect(retry.status).toBe('accepted');
+    expect(adds()).toBe(2);
     expect(await rt.queues.decide.getJob(m.messageKey)).toBeDefined();
   });
 

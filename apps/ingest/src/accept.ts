@@ -88,7 +88,16 @@ export class Acceptor {
     const forget = () => {
       if (this.enqueuing.get(messageKey) === done) this.enqueuing.delete(messageKey);
     };
-    done.then(forget, forget);
+    // An enqueue that never settles (a command sent to a master that died, not
+    // yet failed by the client) must not hold every later arrival of the message
+    // behind it: past the deadline it is forgotten, and the next arrival (the
+    // producer's retry after its 503) enqueues itself; the add is idempotent.
+    this.deadlines.start(forget);
+    const settled = () => {
+      this.deadlines.cancel(forget);
+      forget();
+    };
+    done.then(settled, settled);
     return done;
   }
 
