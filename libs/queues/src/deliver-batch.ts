@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import { sha256Hex, type DeliverJobData } from '@singleshot/core';
 import { DELIVER_OPTIONS, enqueueDeliveries, type Queues } from './queues';
-import type { RequeueResult } from './replay-requeue';
+import { requeueDelivery, type RequeueResult } from './replay-requeue';
 import type { DeliverBatchJobData } from './schemas';
 
 /** The BullMQ job name of a single-operation deliver job (jobId = operation key). */
@@ -89,24 +89,8 @@ export async function enqueueDeliveryJobs(queues: Pick<Queues, 'deliverOf'>, job
  * finished one (a sweeper's job, say) is removed first, since BullMQ would
  * otherwise ignore the add.
  */
-export async function enqueueFollowUp(queues: Pick<Queues, 'deliverOf'>, job: DeliverJobData, delayMs: number): Promise<RequeueResult> {
-  const id = job.operationKey;
-  const queue = queues.deliverOf(id);
-  for (let round = 0; ; round++) {
-    if (round > 100) throw new Error(`could not add the follow-up deliver job of ${id}: its job keeps changing state`);
-    const existing = await queue.getJob(id);
-    if (!existing) {
-      await queue.add(DELIVER_JOB_NAME, job, { ...DELIVER_OPTIONS, jobId: id, ...(delayMs > 0 ? { delay: delayMs } : {}) });
-      return 'added';
-    }
-    const state = await existing.getState();
-    if (state === 'completed' || state === 'failed') {
-      await queue.remove(id);
-      continue;
-    }
-    if (state === 'unknown') continue;
-    return 'present';
-  }
+export function enqueueFollowUp(queues: Pick<Queues, 'deliverOf'>, job: DeliverJobData, delayMs: number): Promise<RequeueResult> {
+  return requeueDelivery(queues, job, { delayMs });
 }
 
 /**

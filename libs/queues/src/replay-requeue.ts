@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
-import { enqueueDeliveries, type Queues } from './queues';
+import { DELIVER_OPTIONS, enqueueDeliveries, type Queues } from './queues';
 
 export type RequeueResult =
   /** A new deliver job (jobId = operation key) is in the queue. */
@@ -20,6 +20,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * concern: every job claims the operation key first, and only one claim wins.
  *
  * - `promote`: move a delayed job to run now (a replay should not wait out a backoff).
+ * - `delayMs`: a job this adds runs no earlier than that (a batch's follow-up after a retry).
  * - `activeWaitMs`: a running job may be one that saw the operation still
  *   dead and is about to complete; wait that long for it to finish, then
  *   re-add. Past that, it is left to finish (the sweeper is the backstop).
@@ -27,7 +28,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function requeueDelivery(
   queues: Pick<Queues, 'deliverOf'>,
   job: DeliverJobData,
-  options: { promote?: boolean; activeWaitMs?: number } = {},
+  options: { promote?: boolean; activeWaitMs?: number; delayMs?: number } = {},
 ): Promise<RequeueResult> {
   const id = job.operationKey;
   const queue: Queue<DeliverJobData> = queues.deliverOf(id);
@@ -36,7 +37,8 @@ export async function requeueDelivery(
     if (round > 1000) throw new Error(`could not re-enqueue the deliver job of ${id}: its job keeps changing state`);
     const existing = await queue.getJob(id);
     if (!existing) {
-      await enqueueDeliveries(queues, [job]);
+      if (options.delayMs && options.delayMs > 0) await queue.add('deliver', job, { ...DELIVER_OPTIONS, jobId: id, delay: options.delayMs });
+      else await enqueueDeliveries(queues, [job]);
       return 'added';
     }
     const state = await existing.getState();
