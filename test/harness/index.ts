@@ -11,4 +11,3 @@ export * from './test-backend';
 export * from './s3-server';
 export * from './fake-provider-api';
 export * from './fake-provider-dialects';
-export * from './native-fault-matrix';

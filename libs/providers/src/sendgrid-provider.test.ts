@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RetryableError } from '@singleshot/core';
-import { caught, ctx, type FakeProviderApi, faultMatrix, request, startFakeSendgrid } from '@singleshot/test-harness';
+import { caught, ctx, faultMatrix, request } from '@singleshot/test-fault-matrix';
+import { type FakeProviderApi, startFakeSendgrid } from '@singleshot/test-harness';
 import { SENDGRID_OPERATION_ARG, SendgridProvider } from './sendgrid-provider';
 
 const make = (api: FakeProviderApi, timeoutMs: number) =>

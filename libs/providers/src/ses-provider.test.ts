@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { caught, ctx, type FakeProviderApi, faultMatrix, request, startFakeSes } from '@singleshot/test-harness';
+import { caught, ctx, faultMatrix, request } from '@singleshot/test-fault-matrix';
+import { type FakeProviderApi, startFakeSes } from '@singleshot/test-harness';
 import { SES_OPERATION_TAG, SesProvider } from './ses-provider';
 import type { SendRequest } from './provider';
 

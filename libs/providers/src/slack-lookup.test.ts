@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAKE_SLACK_HISTORY_PAGE, caught, ctx, request, startFakeSlack, type FakeProviderApi } from '@singleshot/test-harness';
+import { caught, ctx, request } from '@singleshot/test-fault-matrix';
+import { FAKE_SLACK_HISTORY_PAGE, startFakeSlack, type FakeProviderApi } from '@singleshot/test-harness';
 import { SlackProvider } from './slack-provider';
 
 // Reconciling an in-doubt Slack post: the copy is found by the operation key in

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InDoubtError, RetryableError } from '@singleshot/core';
-import { caught, ctx, type FakeProviderApi, faultMatrix, request, startFakeSlack } from '@singleshot/test-harness';
+import { caught, ctx, faultMatrix, request } from '@singleshot/test-fault-matrix';
+import { type FakeProviderApi, startFakeSlack } from '@singleshot/test-harness';
 import { SLACK_EVENT_TYPE, SlackProvider } from './slack-provider';
 
 const make = (api: FakeProviderApi, timeoutMs: number) =>

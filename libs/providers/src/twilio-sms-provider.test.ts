@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PermanentError, RetryableError } from '@singleshot/core';
-import { caught, ctx, type FakeProviderApi, faultMatrix, request, startFakeTwilio } from '@singleshot/test-harness';
+import { caught, ctx, faultMatrix, request } from '@singleshot/test-fault-matrix';
+import { type FakeProviderApi, startFakeTwilio } from '@singleshot/test-harness';
 import { TwilioSmsProvider } from './twilio-sms-provider';
 
 const SID = `AC${'0123456789abcdef'.repeat(2)}`;

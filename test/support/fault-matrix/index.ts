@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FakeBehaviour, FakeProviderApi } from './fake-provider-api';
+import type { FakeBehaviour, FakeProviderApi } from '@singleshot/test-harness';
 
 /** The slice of the provider port the matrix drives (the harness imports nothing of ours). */
 export interface SendRequest {
