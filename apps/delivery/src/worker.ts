@@ -112,8 +112,10 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
     deliverOne: (op: DeliverJobData) => limit.run(() => deliver(op, deps)),
     followUp: (op: DeliverJobData, delayMs: number) => enqueueFollowUp(rt.queues, op, delayMs),
     invalid: (entry: Parameters<typeof recordInvalidJob>[1]) => recordInvalidJob(deps, entry),
-    replicate: (operationKeys: string[], queueName: string) => rt.replicate(rt.redis, [...operationKeys.map((k) => rt.keys.op(k)), queueName]),
     logger,
+    ...(replicated
+      ? { replicate: (operationKeys: string[], queueName: string) => rt.replicate(rt.redis, [...operationKeys.map((k) => rt.keys.op(k)), queueName]) }
+      : {}),
   };
   const worker = new PartitionWorkers<DeliverJobData | DeliverBatchJobData, DeliverOutcome | BatchOutcome>(
     rt,
