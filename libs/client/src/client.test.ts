@@ -75,6 +75,34 @@ describe('send', () => {
     expect((err as SendDeadlineError).attempts).toBeGreaterThanOrEqual(1);
   });
 
+  it('an attempt cut short by the deadline reports the failure before it, not ATTEMPT_TIMEOUT', async () => {
+    // First answer 503, then hold every request: the second attempt's timeout is the time left.
+    let requests = 0;
+    const held: Array<() => void> = [];
+    const flaky = createServer((req, res) => {
+      requests++;
+      if (requests === 1) {
+        res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"code":"STORE_UNAVAILABLE","message":"x"}}');
+        return;
+      }
+      held.push(() => res.destroy());
+    });
+    await new Promise<void>((r) => flaky.listen(0, '127.0.0.1', r));
+    const address = flaky.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    try {
+      const err = await createClient({ baseUrl: `http://127.0.0.1:${port}`, deadlineMs: 400, attemptTimeoutMs: 60_000, backoff: { baseMs: 10, capMs: 10 } })
+        .send(event('evt-cut'))
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SendDeadlineError);
+      expect(err).toMatchObject({ code: 'DEADLINE_EXCEEDED', lastCode: 'HTTP_503' });
+      expect(requests).toBe(2);
+    } finally {
+      for (const release of held) release();
+      await new Promise<void>((r) => flaky.close(() => r()));
+    }
+  });
+
   it('refuses an event without an id before any request', async () => {
     seen.length = 0;
     await expect(createClient({ baseUrl: base }).send({ ...event('x'), id: ' ' })).rejects.toMatchObject({ code: 'INVALID_EVENT' });

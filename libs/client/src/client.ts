@@ -143,6 +143,12 @@ export class SingleshotClient {
       } catch (err) {
         if (err instanceof SendRejectedError) throw err;
         if (opts.signal?.aborted) throw new SendAbortedError(opts.signal.reason);
+        // An attempt cut short by the overall deadline (its timeout was the time
+        // left, not attemptTimeoutMs) did not fail on its own: the deadline
+        // reports the last real failure when there was one.
+        if (timeout.aborted && remaining < perAttempt && last) {
+          throw new SendDeadlineError(`ingest did not take the event before the deadline (${attempt} attempts, last ${last.code})`, attempt, last.code, last.cause);
+        }
         failure = { code: timeout.aborted ? 'ATTEMPT_TIMEOUT' : networkCode(err), cause: err };
       }
       last = failure;
