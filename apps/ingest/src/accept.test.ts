@@ -25,7 +25,7 @@ afterAll(async () => {
   await redis?.destroy();
 });
 
-function acceptor(refuseAdds = 0, opts: { hangAdds?: number; enqueueTimeoutMs?: number } = {}): { acceptor: Acceptor; adds: () => number } {
+function acceptor(refuseAdds = 0, opts: { hangAdds?: number; enqueueTimeoutMs?: number; slowArrives?: { count: number; ms: number } } = {}): { acceptor: Acceptor; adds: () => number } {
   let adds = 0;
   let refuse = refuseAdds;
   let hang = opts.hangAdds ?? 0;
@@ -43,8 +43,19 @@ function acceptor(refuseAdds = 0, opts: { hangAdds?: number; enqueueTimeoutMs?: 
       };
     },
   } as unknown as Pick<Queues, 'decideOf'>;
+  const store = new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs });
+  let slow = opts.slowArrives?.count ?? 0;
   const acceptor = new Acceptor({
-    messages: new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
+    messages: {
+      // The first arrivals' record round trips are slow, when asked: their
+      // enqueue starts well after their deadlines did.
+      arrive: async (key, via) => {
+        const recorded = await store.arrive(key, via);
+        if (slow-- > 0) await new Promise((resolve) => setTimeout(resolve, opts.slowArrives?.ms));
+        return recorded;
+      },
+      markQueued: (key) => store.markQueued(key),
+    },
     decideQueues,
     replicate: () => Promise.resolve(),
     enqueueTimeoutMs: opts.enqueueTimeoutMs ?? 10_000,
@@ -88,7 +99,11 @@ describe('Acceptor', () => {
   });
 
   it('an enqueue that never settles does not hold later arrivals: after its deadline the next arrival enqueues itself', async () => {
-    const { acceptor: a, adds } = acceptor(0, { hangAdds: 1, enqueueTimeoutMs: 300 });
+    // The two arrivals' record round trips take half the deadline, so the hung
+    // add starts 150 ms after their deadlines did. The retry comes right after
+    // they expire and must not find the hung add still standing (it did when
+    // the add was forgotten on a deadline of its own, counted from its start).
+    const { acceptor: a, adds } = acceptor(0, { hangAdds: 1, enqueueTimeoutMs: 300, slowArrives: { count: 2, ms: 150 } });
     const m = message('hung-1');
     // The first arrival's add hangs: it times out (503), and so does a parallel one waiting for it.
     const first = await Promise.allSettled([a.accept(m), a.accept(m)]);

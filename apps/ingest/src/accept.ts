@@ -24,6 +24,9 @@ export interface AcceptResult {
 
 type Message = { messageKey: string; via: string; input: IngestInput };
 
+/** One arrival in flight: the enqueue it runs or waits for, forgotten if the arrival times out. */
+type Arrival = { joined: Promise<boolean> | undefined };
+
 /**
  * Takes arrivals of messages (one per ingest process). `accept` resolves only
  * once the message's decide job is in Redis (docs/protocol.md invariant 2: ack
@@ -50,9 +53,18 @@ export class Acceptor {
   /** One arrival of a message; see the class. */
   accept(message: Message): Promise<AcceptResult> {
     return new Promise<AcceptResult>((resolve, reject) => {
-      const expire = () => reject(new StoreUnavailableError(`Redis did not confirm within ${this.deps.enqueueTimeoutMs} ms`));
+      const arrival: Arrival = { joined: undefined };
+      const expire = () => {
+        // This arrival waited its whole deadline on the enqueue it ran or
+        // joined (a command sent to a master that died, not yet failed by the
+        // client): later arrivals, the producer's retry after this 503 among
+        // them, must not wait behind it, so it is forgotten here and the next
+        // arrival enqueues itself; the add is idempotent.
+        if (arrival.joined) this.forget(message.messageKey, arrival.joined);
+        reject(new StoreUnavailableError(`Redis did not confirm within ${this.deps.enqueueTimeoutMs} ms`));
+      };
       this.deadlines.start(expire);
-      this.arrive(message).then(
+      this.arrive(message, arrival).then(
         (result) => {
           this.deadlines.cancel(expire);
           resolve(result);
@@ -65,13 +77,14 @@ export class Acceptor {
     });
   }
 
-  private async arrive({ messageKey, via, input }: Message): Promise<AcceptResult> {
+  private async arrive({ messageKey, via, input }: Message, arrival: Arrival): Promise<AcceptResult> {
     const { messages, replicate } = this.deps;
-    const arrival = await messages.arrive(messageKey, via);
-    if (!arrival.queued) {
+    const recorded = await messages.arrive(messageKey, via);
+    if (!recorded.queued) {
       const running = this.enqueuing.get(messageKey);
+      arrival.joined = running;
       if (!running || !(await running.then(() => true, () => false))) {
-        return { messageKey, status: (await this.enqueue({ messageKey, via, input }, arrival.firstArrivalAt)) ? 'accepted' : 'duplicate' };
+        return { messageKey, status: (await this.enqueue({ messageKey, via, input }, recorded.firstArrivalAt, arrival)) ? 'accepted' : 'duplicate' };
       }
     }
     // Another arrival was accepted, perhaps an instant ago and not yet on a
@@ -81,24 +94,19 @@ export class Acceptor {
   }
 
   /** Adds the decide job and marks it queued; true for the arrival that answers `accepted`. */
-  private enqueue(message: Message, firstArrivalAt: number): Promise<boolean> {
+  private enqueue(message: Message, firstArrivalAt: number, arrival: Arrival): Promise<boolean> {
     const { messageKey } = message;
     const done = this.enqueueOnce(message, firstArrivalAt);
     this.enqueuing.set(messageKey, done);
-    const forget = () => {
-      if (this.enqueuing.get(messageKey) === done) this.enqueuing.delete(messageKey);
-    };
-    // An enqueue that never settles (a command sent to a master that died, not
-    // yet failed by the client) must not hold every later arrival of the message
-    // behind it: past the deadline it is forgotten, and the next arrival (the
-    // producer's retry after its 503) enqueues itself; the add is idempotent.
-    this.deadlines.start(forget);
-    const settled = () => {
-      this.deadlines.cancel(forget);
-      forget();
-    };
+    arrival.joined = done;
+    const settled = () => this.forget(messageKey, done);
     done.then(settled, settled);
     return done;
+  }
+
+  /** Drops `enqueue` from the enqueues under way, unless a newer one replaced it. */
+  private forget(messageKey: string, enqueue: Promise<boolean>): void {
+    if (this.enqueuing.get(messageKey) === enqueue) this.enqueuing.delete(messageKey);
   }
 
   private async enqueueOnce({ messageKey, via, input }: Message, firstArrivalAt: number): Promise<boolean> {
