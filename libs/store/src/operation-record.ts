@@ -53,7 +53,13 @@ export interface OperationRecord {
   lastError?: string;
   createdAt?: number;
   updatedAt?: number;
+  /**
+   * When it was sent. Not stored since issue 8: a sent operation is terminal
+   * and never written again, so it is the `updatedAt` of a `sent` operation
+   * (records written before keep their own `sentAt`, which is read first).
+   */
   sentAt?: number;
+  /** Until when the current claim holds the lease; gone once the operation is terminal. */
   leaseUntil?: number;
   /** How often an operator replayed it, and the last one who did. */
   replays: number;
@@ -112,7 +118,7 @@ export function decodeOperation(operationKey: string, h: Record<string, string>,
     lastError: str(lastError) ?? str(h.lastError),
     createdAt: num(h.createdAt),
     updatedAt: num(h.updatedAt),
-    sentAt: num(h.sentAt),
+    sentAt: num(h.sentAt) ?? (h.status === 'sent' ? num(h.updatedAt) : undefined),
     leaseUntil: num(h.leaseUntil),
     replays: Number(h.replays ?? 0),
     replayedBy: str(h.replayedBy),

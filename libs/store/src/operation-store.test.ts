@@ -180,7 +180,10 @@ describe('times through the packed script options', () => {
     const done = await ops.commit({ ...base(key), fence: claim2.fence, outcome: 'sent', provider: 'p1', externalId: 'x-1' });
     if (done.kind !== 'ok') throw new Error('expected ok');
     const h = await redis.hgetall(keys.op(key));
-    expect([h.createdAt, h.updatedAt, h.sentAt, h.leaseUntil]).toEqual([String(clock), String(clock), String(clock), String(clock + 1000)]);
+    expect([h.createdAt, h.updatedAt]).toEqual([String(clock), String(clock)]);
+    // A terminal operation keeps no lease, owner or claim time, and its send time is its update time.
+    expect([h.leaseUntil, h.owner, h.claimedAt, h.sentAt]).toEqual([undefined, undefined, undefined, undefined]);
+    expect((await ops.get(key))?.sentAt).toBe(clock);
     expect([h.lastErrorCode, h.provider, h.externalId]).toEqual(['HTTP_503', 'p1', 'x-1']);
     expect((await ops.get(key))?.lastError).toBe('busy');
     const [entry] = await journal.forOperation(key, [done.journalId]);

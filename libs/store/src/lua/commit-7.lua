@@ -83,7 +83,8 @@ end
 if o.provider then put('provider', o.provider) end
 if o.externalId then put('externalId', o.externalId) end
 if o.reason then put('reason', o.reason) end
-if outcome == 'sent' then put('sentAt', now) end
+-- No sentAt: a sent operation is terminal and never written again, so its
+-- updatedAt is when it was sent (OperationRecord.sentAt reads it so).
 
 local journalId = ''
 if outcome == 'sent' or outcome == 'in_doubt' or outcome == 'dead' or outcome == 'suppressed' then
@@ -104,6 +105,10 @@ end
 -- operation needs it for neither (a replay of it is refused).
 if outcome == 'sent' then redis.call('HDEL', dataKey, 'job') end
 redis.call('HSET', opKey, unpack(fields))
+-- A terminal operation holds no lease and has no owner, and when it was last
+-- claimed is in its history: kept, the three fields would cost every retained
+-- operation their bytes (issue 8's budget of 1.5 KiB per operation).
+if isTerminal(status) then redis.call('HDEL', opKey, 'owner', 'leaseUntil', 'claimedAt') end
 redis.call('DEL', lockKey)
 redis.call('PEXPIRE', opKey, o.retentionMs)
 -- A no-op when the data hash does not exist (nothing stored, or emptied above).
