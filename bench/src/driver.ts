@@ -16,6 +16,8 @@ export interface Workload {
 export interface DriverResult {
   /** Event id → when its first copy left the driver (performance.now()). */
   firstSent: Map<string, number>;
+  /** Event id → when its first 2xx answer came back (performance.now()): ingest's share of the latency. */
+  firstAnswered: Map<string, number>;
   startedAt: number;
   sendSeconds: number;
   requests: number;
@@ -37,14 +39,15 @@ export async function drive(
   schedule?: { eventsPerSecond: number },
 ): Promise<DriverResult> {
   const pool = new Pool(ingestUrl, { connections: w.inFlight, pipelining: 1 });
-  const r: DriverResult = { firstSent: new Map(), startedAt: performance.now(), sendSeconds: 0, requests: 0, retried: 0, failed: 0, accepted: 0, duplicateAnswers: 0 };
-  const post = async (body: string): Promise<void> => {
+  const r: DriverResult = { firstSent: new Map(), firstAnswered: new Map(), startedAt: performance.now(), sendSeconds: 0, requests: 0, retried: 0, failed: 0, accepted: 0, duplicateAnswers: 0 };
+  const post = async (id: string, body: string): Promise<void> => {
     for (let attempt = 0; attempt < 8; attempt++) {
       r.requests++;
       try {
         const res = await pool.request({ method: 'POST', path: '/v1/events', headers: { 'content-type': 'application/json' }, body });
         const text = await res.body.text();
         if (res.statusCode >= 200 && res.statusCode < 300) {
+          if (!r.firstAnswered.has(id)) r.firstAnswered.set(id, performance.now());
           if (text.includes('"accepted"')) r.accepted++;
           else r.duplicateAnswers++;
           return;
@@ -65,7 +68,7 @@ export async function drive(
     const id = `b-${run}-${index}`;
     const body = eventBody(id, w.recipients);
     r.firstSent.set(id, performance.now());
-    return Promise.all(Array.from({ length: w.dup }, () => post(body)));
+    return Promise.all(Array.from({ length: w.dup }, () => post(id, body)));
   };
   if (!schedule) {
     let next = 0;

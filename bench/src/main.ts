@@ -25,6 +25,7 @@ const { values: a } = parseArgs({
     'in-flight': { type: 'string', default: '64' },
     concurrency: { type: 'string', default: '32' },
     'open-seconds': { type: 'string' },
+    'open-warm-seconds': { type: 'string' },
     systems: { type: 'string' },
     processes: { type: 'string' },
     appendfsync: { type: 'string', default: 'everysec' },
@@ -40,6 +41,7 @@ const quick = a.quick === true;
 const rounds = Number(a.rounds ?? (quick ? 1 : 3));
 const workload = { events: Number(a.events ?? (quick ? 1500 : 10_000)), recipients: Number(a.recipients), dup: Number(a.dup), inFlight: Number(a['in-flight']) };
 const openSeconds = Number(a['open-seconds'] ?? (quick ? 4 : 15));
+const openWarmSeconds = Number(a['open-warm-seconds'] ?? (quick ? 2 : 5));
 const systems = (a.systems?.split(',') ?? SYSTEMS.map((s) => s.id)) as SystemId[];
 const common = { concurrency: Number(a.concurrency), appendfsync: a.appendfsync as 'everysec' | 'always', drainSeconds: quick ? 60 : 300, ...(a.processes ? { processes: Number(a.processes) } : {}) };
 
@@ -83,9 +85,10 @@ async function main(): Promise<void> {
       const max = summarize(system, runs.get(system) ?? []).perSecond.median;
       const eventsPerSecond = Math.max(1, (max / 2) / workload.recipients);
       const events = Math.max(10, Math.round(eventsPerSecond * openSeconds));
-      const m = await measure(system, { ...workload, events }, { ...common, eventsPerSecond });
+      const m = await measure(system, { ...workload, events }, { ...common, eventsPerSecond, warmSeconds: openWarmSeconds });
       open.set(system, m);
-      log(`open loop ${system} at ${Math.round(eventsPerSecond * workload.recipients)} notifications/s: p50/p95/p99 ${m.latencyMs.p50}/${m.latencyMs.p95}/${m.latencyMs.p99} ms, dup ${m.duplicates}, lost ${m.lost}`);
+      log(`open loop ${system} at ${Math.round(eventsPerSecond * workload.recipients)} notifications/s: p50/p95/p99 ${m.latencyMs.p50}/${m.latencyMs.p95}/${m.latencyMs.p99} ms (ingest answer ${m.ackMs.p50}/${m.ackMs.p95}/${m.ackMs.p99}), dup ${m.duplicates}, lost ${m.lost}`);
+      log(`  p95 by second sent: ${(m.latencyBySecond ?? []).map((s) => `${s.p95}(${s.ackP95})`).join(' ')}${m.redis ? `; Redis forks ${m.redis.forks}, latency monitor ${JSON.stringify(m.redis.latencyMaxMs)}` : ''}`);
     }
   }
   const summaries = systems.map((s) => summarize(s, runs.get(s) ?? [], open.get(s)));

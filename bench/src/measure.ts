@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { drive, type Workload } from './driver';
+import { drive, type DriverResult, type Workload } from './driver';
 import { cpuSecondsOf, cpuSecondsOfTree, peakRssMb, peakRssOfTreeMb, syscallsOfTree } from './proc';
 import { startSink } from './sink';
 import { bullmqJobTimes, dropCompletedJobs, postgresSize, redisResetStats, redisSnapshot, scrape } from './store-stats';
@@ -23,6 +23,14 @@ export interface Measurement {
   seconds: number;
   perSecond: number;
   latencyMs: { p50: number; p95: number; p99: number; max: number };
+  /** First copy sent → its first 2xx answer: the ingest (and driver) share of `latencyMs`. */
+  ackMs: { p50: number; p95: number; p99: number; max: number };
+  /**
+   * Open loop: the latency of the notifications whose event was sent in each
+   * second of the run, so a tail can be told apart as steady, a warm-up or a
+   * periodic stall.
+   */
+  latencyBySecond?: { second: number; n: number; p50: number; p95: number; max: number; ackP95: number }[];
   cpuMsPerNotification: { fleet: number; store: number; harness: number; system: number; byProcess: Record<string, number> };
   peakRssMb: { fleet: number; store: number };
   /** Read + write syscalls per notification (/proc/PID/io) of the fleet and of the store. */
@@ -35,6 +43,9 @@ export interface Measurement {
     bytesPerOperation: number;
     /** The same once the completed jobs are gone (their retention expired): what the dedup and audit records cost. */
     bytesPerOperationWithoutJobs: number;
+    /** Forks (AOF rewrites) during the run, and Redis's latency monitor: event → worst ms (≥ 10 ms only). */
+    forks: number;
+    latencyMaxMs: Record<string, number>;
   };
   postgres?: { bytesPerOperation: number };
   /** singleshot: where a notification waited, from BullMQ's job timestamps and the apps' metrics. */
@@ -49,6 +60,29 @@ export interface Measurement {
   };
 }
 
+/**
+ * Latency quantiles of the notifications grouped by the second of the run
+ * their event was sent in, with the p95 of ingest's first answer to those events.
+ */
+function bySecond(ours: { firstAt: number; event: string }[], driven: DriverResult): NonNullable<Measurement['latencyBySecond']> {
+  const second = (sent: number) => Math.floor((sent - driven.startedAt) / 1000);
+  const groups: number[][] = [];
+  const acks: number[][] = [];
+  for (const v of ours) {
+    const sent = driven.firstSent.get(v.event);
+    if (sent !== undefined) (groups[second(sent)] ??= []).push(v.firstAt - sent);
+  }
+  for (const [id, at] of driven.firstAnswered) {
+    const sent = driven.firstSent.get(id);
+    if (sent !== undefined) (acks[second(sent)] ??= []).push(at - sent);
+  }
+  return groups.flatMap((g, i) => {
+    if (!g) return [];
+    const q = quantiles(g);
+    return [{ second: i, n: g.length, p50: q.p50, p95: q.p95, max: q.max, ackP95: quantiles(acks[i] ?? []).p95 }];
+  });
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -59,7 +93,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function measure(
   system: SystemId,
   w: Workload,
-  opts: { concurrency: number; appendfsync: 'everysec' | 'always'; drainSeconds: number; eventsPerSecond?: number; processes?: number },
+  opts: { concurrency: number; appendfsync: 'everysec' | 'always'; drainSeconds: number; eventsPerSecond?: number; warmSeconds?: number; processes?: number },
 ): Promise<Measurement> {
   const sink = await startSink();
   const sys = await startSystem(system, { sinkPort: sink.port, concurrency: opts.concurrency, appendfsync: opts.appendfsync, ...(opts.processes ? { processes: opts.processes } : {}) });
@@ -78,6 +112,16 @@ export async function measure(
     const warmRun = `w${randomBytes(3).toString('hex')}`;
     await drive(sys.ingestUrl, warmRun, warm);
     await waitPairs(`b-${warmRun}-`, warm.events * w.recipients, 60);
+    if (opts.eventsPerSecond && opts.warmSeconds) {
+      // Open loop measures the steady state at its rate: first the same rate
+      // for a few seconds, uncounted, because a process fresh from 200 events
+      // still grows its heap and compiles its hot paths (the per-second table
+      // of a run without this shows the first seconds' p95 at 5-10× the rest).
+      const rampRun = `w${randomBytes(3).toString('hex')}`;
+      const rampEvents = Math.round(opts.eventsPerSecond * opts.warmSeconds);
+      await drive(sys.ingestUrl, rampRun, { ...w, events: rampEvents }, { eventsPerSecond: opts.eventsPerSecond });
+      await waitPairs(`b-${rampRun}-`, rampEvents * w.recipients, 60);
+    }
     await sleep(500);
 
     const redis = sys.store.kind === 'redis';
@@ -115,6 +159,7 @@ export async function measure(
     const lastAt = ours.reduce((m, v) => Math.max(m, v.firstAt), driven.startedAt);
     const seconds = (Math.min(lastAt, reachedAt) - driven.startedAt) / 1000;
     const latencies = ours.map((v) => v.firstAt - (driven.firstSent.get(v.event) ?? v.firstAt));
+    const acks = [...driven.firstAnswered].map(([id, at]) => at - (driven.firstSent.get(id) ?? at));
     const n = Math.max(1, ours.length);
     const byProcess: Record<string, number> = {};
     sys.fleet.forEach((p, i) => (byProcess[p.role] = round((((cpuAfter[i] ?? 0) - (before.cpu[i] ?? 0)) * 1000) / n)));
@@ -135,6 +180,8 @@ export async function measure(
       seconds: round(seconds),
       perSecond: round(ours.length / Math.max(0.001, seconds), 0),
       latencyMs: quantiles(latencies),
+      ackMs: quantiles(acks),
+      ...(opts.eventsPerSecond ? { latencyBySecond: bySecond(ours, driven) } : {}),
       cpuMsPerNotification: { fleet: round(fleetMs), store: round(storeMs), harness: round((self.user + self.system) / 1000 / n), system: round(fleetMs + storeMs), byProcess },
       syscallsPerNotification: { fleet: round((sysAfter.fleet - before.sys.fleet) / n, 1), store: round((sysAfter.store - before.sys.store) / n, 1) },
       peakRssMb: {
@@ -152,7 +199,7 @@ export async function measure(
           .slice(0, 24)
           .map(([k, v]) => [k, round(v / n)]),
       );
-      m.redis = { commandsPerNotification: round(total / n, 1), scriptCallsPerNotification: round(scripts / n, 2), top, bytesPerOperation: round((after.usedMemory - before.redis.usedMemory) / n, 0), bytesPerOperationWithoutJobs: Number.NaN };
+      m.redis = { commandsPerNotification: round(total / n, 1), scriptCallsPerNotification: round(scripts / n, 2), top, bytesPerOperation: round((after.usedMemory - before.redis.usedMemory) / n, 0), bytesPerOperationWithoutJobs: Number.NaN, forks: after.forks - before.redis.forks, latencyMaxMs: after.latencyMaxMs };
     } else {
       m.postgres = { bytesPerOperation: round(((await postgresSize(sys.store.url)) - before.pgBytes) / n, 0) };
     }

@@ -5,6 +5,10 @@ import pg from 'pg';
 export interface RedisSnapshot {
   usedMemory: number;
   calls: Record<string, number>;
+  /** Forks since the stats were reset (AOF rewrites): each one stalls the server and competes for the CPUs. */
+  forks: number;
+  /** Redis's latency monitor (threshold 10 ms, set by redisResetStats): event → the worst ms seen. */
+  latencyMaxMs: Record<string, number>;
 }
 
 export async function redisSnapshot(url: string): Promise<RedisSnapshot> {
@@ -13,9 +17,13 @@ export async function redisSnapshot(url: string): Promise<RedisSnapshot> {
     await redis.connect();
     const memory = await redis.info('memory');
     const stats = await redis.info('commandstats');
+    const general = await redis.info('stats');
     const calls: Record<string, number> = {};
     for (const m of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[m[1] as string] = Number(m[2]);
-    return { usedMemory: Number(/^used_memory:(\d+)/m.exec(memory)?.[1] ?? 0), calls };
+    const latencyMaxMs: Record<string, number> = {};
+    // Each entry: [event, latest timestamp, latest ms, max ms].
+    for (const e of (await redis.call('LATENCY', 'LATEST')) as [string, number, number, number][]) latencyMaxMs[e[0]] = Number(e[3]);
+    return { usedMemory: Number(/^used_memory:(\d+)/m.exec(memory)?.[1] ?? 0), calls, forks: Number(/^total_forks:(\d+)/m.exec(general)?.[1] ?? 0), latencyMaxMs };
   } finally {
     redis.disconnect();
   }
@@ -26,6 +34,8 @@ export async function redisResetStats(url: string): Promise<void> {
   try {
     await redis.connect();
     await redis.config('RESETSTAT');
+    await redis.config('SET', 'latency-monitor-threshold', '10');
+    await redis.call('LATENCY', 'RESET');
   } finally {
     redis.disconnect();
   }
