@@ -2,7 +2,7 @@ import { DelayedError } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
 import { waitReplicasOf, type RateLimitConfig } from '@singleshot/config';
 import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider } from '@singleshot/providers';
-import { DELIVER_BATCH_JOB_NAME, QUEUES, addDead, deliverJobSchema, enqueueFollowUp, formatIssues, type DeliverBatchJobData } from '@singleshot/queues';
+import { DELIVER_BATCH_JOB_NAME, QUEUES, addDead, deliverJobSchema, formatIssues, requeueDelivery, type DeliverBatchJobData } from '@singleshot/queues';
 import { RateLimiter } from '@singleshot/store';
 import { PartitionWorkers, consumedPartitions, documentLinkSecret, type Runtime } from '@singleshot/runtime';
 import { signDocumentLink } from '@singleshot/documents';
@@ -110,7 +110,9 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   const limit = new CallLimit(delivery.concurrency);
   const batchDeps = {
     deliverOne: (op: DeliverJobData) => limit.run(() => deliver(op, deps)),
-    followUp: (op: DeliverJobData, delayMs: number) => enqueueFollowUp(rt.queues, op, delayMs),
+    // An operation of a batch that has to be tried again (retry, lock conflict) gets its own
+    // deliver job under its operation key, added before the batch completes (invariants 2, 7).
+    followUp: (op: DeliverJobData, delayMs: number) => requeueDelivery(rt.queues, op, { delayMs }),
     invalid: (entry: Parameters<typeof recordInvalidJob>[1]) => recordInvalidJob(deps, entry),
     logger,
     ...(replicated

@@ -3,7 +3,8 @@ import { partitionOf, type DeliverJobData } from '@singleshot/core';
 import { KeyBuilder, createRedis, type RedisClient } from '@singleshot/store';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
 import { deliverJob, hexKey } from '@singleshot/test-jobs';
-import { DELIVER_BATCH_JOB_NAME, enqueueDeliveryJobs, enqueueFollowUp, planDeliverJobs } from './deliver-batch';
+import { DELIVER_BATCH_JOB_NAME, enqueueDeliveryJobs, planDeliverJobs } from './deliver-batch';
+import { requeueDelivery } from './replay-requeue';
 import { openQueues, type Queues } from './queues';
 
 // Batching a fan-out into deliver jobs, on a real Redis with real BullMQ queues (no worker).
@@ -116,11 +117,12 @@ describe('enqueueDeliveryJobs', () => {
   });
 });
 
-describe('enqueueFollowUp', () => {
+// How a batch hands on an operation that has to be tried again (apps/delivery's follow-up).
+describe('requeueDelivery with delayMs: a batch follow-up', () => {
   it('adds a delayed deliver job under the operation key, once', async () => {
     const [op] = fanOut(1) as [DeliverJobData];
-    expect(await enqueueFollowUp(queues, op, 60_000)).toBe('added');
-    expect(await enqueueFollowUp(queues, op, 60_000)).toBe('present');
+    expect(await requeueDelivery(queues, op, { delayMs: 60_000 })).toBe('added');
+    expect(await requeueDelivery(queues, op, { delayMs: 60_000 })).toBe('present');
     const job = await queues.deliver.getJob(op.operationKey);
     expect(job?.name).toBe('deliver');
     expect(await job?.getState()).toBe('delayed');
@@ -138,7 +140,7 @@ describe('enqueueFollowUp', () => {
     await w.close();
     conn.disconnect();
     expect(await (await queues.deliver.getJob(op.operationKey))?.getState()).toBe('completed');
-    expect(await enqueueFollowUp(queues, op, 0)).toBe('added');
+    expect(await requeueDelivery(queues, op, { delayMs: 0 })).toBe('added');
     expect(await (await queues.deliver.getJob(op.operationKey))?.getState()).toBe('waiting');
   });
 });

@@ -1,7 +1,6 @@
 import type { Queue } from 'bullmq';
 import { sha256Hex, type DeliverJobData } from '@singleshot/core';
 import { DELIVER_OPTIONS, enqueueDeliveries, type Queues } from './queues';
-import { requeueDelivery, type RequeueResult } from './replay-requeue';
 import type { DeliverBatchJobData } from './schemas';
 
 /** The BullMQ job name of a single-operation deliver job (jobId = operation key). */
@@ -78,19 +77,6 @@ export async function enqueueDeliveryJobs(queues: Pick<Queues, 'deliverOf'>, job
     enqueueDeliveries(queues, singles),
     ...batches.map(({ queue, jobId, data }) => batchQueue(queue).add(DELIVER_BATCH_JOB_NAME, data, { ...DELIVER_OPTIONS, jobId })),
   ]);
-}
-
-/**
- * Gives one operation of a batch its own `deliver` job (jobId = operation
- * key), delayed by `delayMs`: how a batch hands on an operation that has to be
- * tried again (retry, lock conflict). Added before the batch job completes
- * (docs/protocol.md, invariants 2 and 7). A job already under that id that is
- * waiting, delayed or running will claim the operation itself ('present'); a
- * finished one (a sweeper's job, say) is removed first, since BullMQ would
- * otherwise ignore the add.
- */
-export function enqueueFollowUp(queues: Pick<Queues, 'deliverOf'>, job: DeliverJobData, delayMs: number): Promise<RequeueResult> {
-  return requeueDelivery(queues, job, { delayMs });
 }
 
 /**
