@@ -2,6 +2,7 @@ import { UnrecoverableError } from 'bullmq';
 import { partitionOf, type DecideJobData, type DeliverJobData, type RecipientKind } from '@singleshot/core';
 import { QUEUES, addDead, decideJobSchema, enqueueDeliveryJobs, enqueueRenders, formatIssues } from '@singleshot/queues';
 import { recipientKindOf } from '@singleshot/providers';
+import { waitReplicasOf } from '@singleshot/config';
 import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/runtime';
 import { decide, type DecideOutcome } from './decide';
 
@@ -24,6 +25,7 @@ export function startDecision(rt: Runtime): DecisionApp {
     }
     return kind;
   };
+  const replicated = waitReplicasOf(rt.config) > 0;
   const deps = {
     routes: rt.config.routes,
     mailboxes: rt.config.mailboxes,
@@ -31,13 +33,14 @@ export function startDecision(rt: Runtime): DecisionApp {
     // The deliver and render jobs must be on a replica before the decision is
     // marked and the decide job completes: a failover could otherwise lose them.
     // A message's operations of one partition travel in `batch` jobs (delivery.batchMax).
+    // On a single Redis there is nothing to wait for: no key list is built per decision.
     enqueueDeliveries: async (jobs: DeliverJobData[]) => {
       await enqueueDeliveryJobs(rt.queues, jobs, rt.config.delivery.batchMax);
-      await rt.replicate(rt.redis, jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))));
+      if (replicated) await rt.replicate(rt.redis, jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))));
     },
     enqueueRenders: async (jobs: Parameters<typeof enqueueRenders>[1]) => {
       await enqueueRenders(rt.queues.render, jobs);
-      await rt.replicate(rt.redis, [rt.keys.queuePrefix]);
+      if (replicated) await rt.replicate(rt.redis, [rt.keys.queuePrefix]);
     },
     markDecided: (messageKey: string, ops: string[]) => rt.messages.markDecided(messageKey, ops),
     logger,
