@@ -5,6 +5,7 @@ import { recipientKindOf } from '@singleshot/providers';
 import { waitReplicasOf } from '@singleshot/config';
 import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/runtime';
 import { decide, type DecideOutcome } from './decide';
+import { FanOutCoalescer } from './fan-out-coalescer';
 
 export interface DecisionApp {
   /** One BullMQ worker per consumed decide partition. */
@@ -26,18 +27,21 @@ export function startDecision(rt: Runtime): DecisionApp {
     return kind;
   };
   const replicated = waitReplicasOf(rt.config) > 0;
+  const { batchMax } = rt.config.delivery;
+  // The fan-outs of the decide jobs that run in one event-loop turn share
+  // `batch` deliver jobs, per deliver partition (fan-out-coalescer.ts). The
+  // deliver jobs must be on a replica before the decision is marked and the
+  // decide job completes: a failover could otherwise lose them. On a single
+  // Redis there is nothing to wait for: no key list is built.
+  const fanOut = new FanOutCoalescer(async (jobs) => {
+    await enqueueDeliveryJobs(rt.queues, jobs, batchMax);
+    if (replicated) await rt.replicate(rt.redis, jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))));
+  }, batchMax);
   const deps = {
     routes: rt.config.routes,
     mailboxes: rt.config.mailboxes,
     templates: rt.templates,
-    // The deliver and render jobs must be on a replica before the decision is
-    // marked and the decide job completes: a failover could otherwise lose them.
-    // A message's operations of one partition travel in `batch` jobs (delivery.batchMax).
-    // On a single Redis there is nothing to wait for: no key list is built per decision.
-    enqueueDeliveries: async (jobs: DeliverJobData[]) => {
-      await enqueueDeliveryJobs(rt.queues, jobs, rt.config.delivery.batchMax);
-      if (replicated) await rt.replicate(rt.redis, jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))));
-    },
+    enqueueDeliveries: (jobs: DeliverJobData[]) => fanOut.add(jobs),
     enqueueRenders: async (jobs: Parameters<typeof enqueueRenders>[1]) => {
       await enqueueRenders(rt.queues.render, jobs);
       if (replicated) await rt.replicate(rt.redis, [rt.keys.queuePrefix]);

@@ -38,7 +38,8 @@ export interface BatchJob {
 }
 
 /**
- * A `batch` deliver job: several operations of one message, each driven by
+ * A `batch` deliver job: several operations (of one message or of several
+ * decided together), each driven by
  * the ordinary per-operation attempt (`deliver`: claim, reconcile, send,
  * fenced commit, and `finish` as the one place the attempt ends), run
  * concurrently under the process's call limit. Nothing about an operation's

@@ -146,8 +146,9 @@ export const deliverySchema = z.strictObject({
    */
   concurrency: positiveInt.default(32),
   /**
-   * Operations of one message (same deliver partition, no document) carried by
-   * one `batch` deliver job, at most this many per job; 1 turns batching off
+   * Operations (same deliver partition, no document; of the decide jobs that
+   * ran in one event-loop turn) carried by one `batch` deliver job, at most
+   * this many per job; 1 turns batching off
    * (one job per operation). Each operation is still claimed and committed on its own.
    */
   batchMax: positiveInt.max(256).default(16),

@@ -76,6 +76,17 @@ describe('planDeliverJobs', () => {
     expect([...singles, ...batches.flatMap((b) => b.data.operations)].map((o) => o.operationKey).sort()).toEqual(ops.map((o) => o.operationKey).sort());
   });
 
+  it('puts the operations of several messages (fan-outs handed in together) of one partition in one batch', () => {
+    const ops = [...fanOut(2), ...fanOut(2), ...fanOut(3)];
+    const { singles, batches } = planDeliverJobs(queues, ops, 16);
+    expect(singles).toEqual([]);
+    expect(batches).toHaveLength(1);
+    expect(batches[0]?.data.operations).toEqual(ops);
+    expect(new Set(ops.map((o) => o.messageKey)).size).toBe(3);
+    // Other companions make another id: an operation never hides behind a batch it is not in.
+    expect(planDeliverJobs(queues, ops.slice(2), 16).batches[0]?.jobId).not.toBe(batches[0]?.jobId);
+  });
+
   it('gives a changed fan-out a new batch id (a route added between two deliveries of the decide job)', () => {
     const ops = fanOut(3);
     const before = planDeliverJobs(queues, ops.slice(0, 2), 16).batches[0]?.jobId;

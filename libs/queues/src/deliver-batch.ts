@@ -5,7 +5,7 @@ import type { DeliverBatchJobData } from './schemas';
 
 /** The BullMQ job name of a single-operation deliver job (jobId = operation key). */
 export const DELIVER_JOB_NAME = 'deliver';
-/** The BullMQ job name of a batch deliver job (several operations of one message). */
+/** The BullMQ job name of a batch deliver job (several operations, of one message or of several). */
 export const DELIVER_BATCH_JOB_NAME = 'batch';
 
 /** A batch job to add: its partition's queue, its deterministic id, its operations. */
@@ -16,18 +16,22 @@ export interface PlannedBatch {
 }
 
 /**
- * How a fan-out's operations become deliver jobs. Operations of one message
- * that go to the same deliver queue and need no document are grouped into
- * `batch` jobs of at most `batchMax` operations (split evenly); a group of one,
+ * How a fan-out's operations become deliver jobs. Operations that go to the
+ * same deliver queue and need no document are grouped into `batch` jobs of at
+ * most `batchMax` operations (split evenly), whatever message they belong to:
+ * the decision worker hands in the fan-outs of every decide job that ran in
+ * one event-loop turn together (FanOutCoalescer), so a batch may carry the
+ * operations of several messages; a group of one,
  * and every operation with documents (the render wakes it by its job id),
  * stays an ordinary `deliver` job under its operation key. `batchMax` 1 turns
  * batching off.
  *
- * Batch ids are deterministic: the message key, the chunk index and a hash of
- * the chunk's operation keys (BullMQ ids may not contain ':'), so a redelivered
- * decide job adds the same ids again, which BullMQ ignores; the hash keeps a
- * changed fan-out (a route added between two deliveries of the decide job)
- * from hiding a new operation behind an old batch's id.
+ * Batch ids are deterministic: the first operation's message key, the chunk
+ * index and a hash of the chunk's operation keys (BullMQ ids may not contain
+ * ':'), so the same operations add the same ids again, which BullMQ ignores;
+ * the hash keeps a changed fan-out (a route added between two deliveries of
+ * the decide job, or other companions in the batch) from hiding an operation
+ * behind an old batch's id.
  */
 export function planDeliverJobs(
   queues: Pick<Queues, 'deliverOf'>,
@@ -44,10 +48,9 @@ export function planDeliverJobs(
       continue;
     }
     const queue = queues.deliverOf(job.operationKey);
-    const id = `${queue.qualifiedName}\n${job.messageKey}`;
-    const group = groups.get(id);
+    const group = groups.get(queue.qualifiedName);
     if (group) group.list.push(job);
-    else groups.set(id, { queue, list: [job] });
+    else groups.set(queue.qualifiedName, { queue, list: [job] });
   }
   for (const { queue, list } of groups.values()) {
     const count = Math.ceil(list.length / batchMax);

@@ -4,7 +4,7 @@ export const QUEUES = {
   decide: 'decide',
   /**
    * Claim, send, commit: a `deliver` job per operation (jobId = operation key), or a
-   * `batch` job carrying several operations of one message (deliver-batch.ts).
+   * `batch` job carrying several operations, of one message or several (deliver-batch.ts).
    */
   deliver: 'deliver',
   /** One job per document (jobId = document key): generate, store, wake the waiting deliveries. */

@@ -54,8 +54,8 @@ export const deliverJobSchema = z.object({
 });
 
 /**
- * A deliver job of the `batch` kind: several operations of one message that
- * share a deliver partition and need no document (deliver-batch.ts). Each
+ * A deliver job of the `batch` kind: several operations (of one message or of
+ * several) that share a deliver partition and need no document (deliver-batch.ts). Each
  * operation is still claimed, sent and committed on its own.
  */
 export const deliverBatchJobSchema = z.object({
