@@ -21,7 +21,7 @@ export function boardRouter(queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'd
   createBullBoard({
     queues: [
       // One entry per partition (named decide-07 … with several partitions).
-      ...queues.decideAll.map((q) => new BullMQAdapter(q, { ...doneIsDone, description: 'One job per message (job id = message key): classify, route, fan out.' })),
+      ...queues.decideAll.map((q) => new BullMQAdapter(q, { ...doneIsDone, description: 'Classify, route, fan out: a job per message (job id = message key), or a batch job with several messages.' })),
       ...queues.deliverAll.map((q) => new BullMQAdapter(q, { ...doneIsDone, description: 'Claim, send, commit: a deliver job per operation (job id = operation key), or a batch job with several operations.' })),
       ...(queues.render
         ? [new BullMQAdapter(queues.render, { ...doneIsDone, description: 'One job per document (job id = document key): generate, store, wake the deliveries waiting for it.' })]

@@ -1,19 +1,31 @@
 import { UnrecoverableError } from 'bullmq';
 import { partitionOf, type DecideJobData, type DeliverJobData, type RecipientKind } from '@singleshot/core';
-import { QUEUES, addDead, decideJobSchema, enqueueDeliveryJobs, enqueueRenders, formatIssues } from '@singleshot/queues';
+import {
+  DECIDE_BATCH_JOB_NAME,
+  DECIDE_JOB_NAME,
+  QUEUES,
+  TurnCoalescer,
+  addDead,
+  decideJobSchema,
+  enqueueDeliveryJobs,
+  enqueueRenders,
+  formatIssues,
+  requeueDecide,
+  type DecideBatchJobData,
+} from '@singleshot/queues';
 import { recipientKindOf } from '@singleshot/providers';
 import { waitReplicasOf } from '@singleshot/config';
 import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/runtime';
 import { decide, type DecideOutcome } from './decide';
-import { FanOutCoalescer } from './fan-out-coalescer';
+import { decideBatch, type DecideBatchOutcome } from './decide-batch';
 
 export interface DecisionApp {
   /** One BullMQ worker per consumed decide partition. */
-  worker: PartitionWorkers<DecideJobData, DecideOutcome>;
+  worker: PartitionWorkers<DecideJobData | DecideBatchJobData, DecideOutcome | DecideBatchOutcome>;
   close(): Promise<void>;
 }
 
-/** Starts the decide worker: one job per message, fan-out to deliver jobs. */
+/** Starts the decide worker: a job per message or a batch of messages, fan-out to deliver jobs. */
 export function startDecision(rt: Runtime): DecisionApp {
   const logger = rt.logger.child({ component: 'decision' });
   // A channel's providers are fixed for the process: its recipient kind is looked up once.
@@ -29,11 +41,11 @@ export function startDecision(rt: Runtime): DecisionApp {
   const replicated = waitReplicasOf(rt.config) > 0;
   const { batchMax } = rt.config.delivery;
   // The fan-outs of the decide jobs that run in one event-loop turn share
-  // `batch` deliver jobs, per deliver partition (fan-out-coalescer.ts). The
+  // `batch` deliver jobs, per deliver partition (libs/queues turn-coalescer.ts). The
   // deliver jobs must be on a replica before the decision is marked and the
   // decide job completes: a failover could otherwise lose them. On a single
   // Redis there is nothing to wait for: no key list is built.
-  const fanOut = new FanOutCoalescer(async (jobs) => {
+  const fanOut = new TurnCoalescer<DeliverJobData>(async (jobs) => {
     await enqueueDeliveryJobs(rt.queues, jobs, batchMax);
     if (replicated) await rt.replicate(rt.redis, jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))));
   }, batchMax);
@@ -54,10 +66,30 @@ export function startDecision(rt: Runtime): DecisionApp {
     deadOnArrival: { operations: rt.operations, addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record), workerId: rt.workerId },
   };
   const partitions = consumedPartitions(rt.keys, QUEUES.decide, undefined, rt.config.redis.formerPartitions);
-  const worker = new PartitionWorkers<DecideJobData, DecideOutcome>(
+  /** One message's decision, with its info line (built only when `info` is on). */
+  const decideLogged = async (data: DecideJobData, jobId: string | undefined, jobAttempt: number): Promise<DecideOutcome> => {
+    const outcome = await decide(data, deps);
+    if (logger.isLevelEnabled('info')) logger.info({ messageKey: data.messageKey, jobId, jobAttempt, ...outcome }, 'decided');
+    return outcome;
+  };
+  const worker = new PartitionWorkers<DecideJobData | DecideBatchJobData, DecideOutcome | DecideBatchOutcome>(
     rt,
     partitions,
     async (job) => {
+      if (job.name === DECIDE_BATCH_JOB_NAME) {
+        const queue = rt.queues.decideAll.find((q) => q.qualifiedName === job.queueQualifiedName);
+        return decideBatch(job, {
+          decideOne: (data) => decideLogged(data, job.id, job.attemptsMade),
+          requeue: (data, delayMs) => requeueDecide(rt.queues, data, String(job.id), delayMs),
+          // Into the batch's own queue, where the single-job path below fails it with the reason.
+          poison: async (entry, index) => {
+            // (A queue of a former partition layout is not in decideAll: partition 0's takes it.)
+            const target = queue ?? (rt.queues.decideAll[0] as (typeof rt.queues.decideAll)[number]);
+            await target.add(DECIDE_JOB_NAME, entry as DecideJobData, { jobId: `${String(job.id)}-invalid-${index}`, attempts: 1, removeOnFail: { age: 7 * 86_400 } });
+          },
+          logger,
+        });
+      }
       const parsed = decideJobSchema.safeParse(job.data);
       if (!parsed.success) {
         // Poison: a payload no version of this code can decide. Fails at once, kept
@@ -67,10 +99,7 @@ export function startDecision(rt: Runtime): DecisionApp {
         logger.error({ jobId: job.id, messageKey, jobAttempt: job.attemptsMade, issues }, 'invalid decide job');
         throw new UnrecoverableError(`invalid decide job: ${issues.join('; ')}`);
       }
-      const outcome = await decide(parsed.data as DecideJobData, deps);
-      // Checked first: above info (e.g. warn) the line's fields are not even built.
-      if (logger.isLevelEnabled('info')) logger.info({ messageKey: parsed.data.messageKey, jobId: job.id, jobAttempt: job.attemptsMade, ...outcome }, 'decided');
-      return outcome;
+      return decideLogged(parsed.data as DecideJobData, job.id, job.attemptsMade);
     },
     {
       connectionName: 'decide-worker',
@@ -92,7 +121,7 @@ export function startDecision(rt: Runtime): DecisionApp {
   worker.on('error', (err) => logger.warn({ err }, 'decide worker error'));
   worker.on('failed', (job, err) => {
     if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
-      logger.error({ jobId: job.id, messageKey: job.data?.messageKey, jobAttempt: job.attemptsMade, err }, 'decide job failed for good');
+      logger.error({ jobId: job.id, messageKey: (job.data as Partial<DecideJobData> | undefined)?.messageKey, messages: (job.data as Partial<DecideBatchJobData> | undefined)?.messages?.length, jobAttempt: job.attemptsMade, err }, 'decide job failed for good');
     }
   });
   return {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventMessageKey, type IngestInput } from '@singleshot/core';
 import { parseConfig } from '@singleshot/config';
-import type { Queues } from '@singleshot/queues';
+import { DECIDE_BATCH_JOB_NAME, type DecideBatchJobData, type Queues } from '@singleshot/queues';
 import { createRuntime, type Runtime } from '@singleshot/runtime';
 import { MessageStore } from '@singleshot/store';
 import { startTestRedis, waitUntil, type TestRedis } from '@singleshot/test-harness';
@@ -29,10 +29,14 @@ function acceptor(refuseAdds = 0, opts: { hangAdds?: number; enqueueTimeoutMs?: 
   let adds = 0;
   let refuse = refuseAdds;
   let hang = opts.hangAdds ?? 0;
+  // One wrapper per real queue, so that adds grouped by queue stay grouped.
+  const wrappers = new Map<unknown, unknown>();
   const decideQueues = {
     decideOf: (key: string) => {
       const queue = rt.producerQueues.decideOf(key);
-      return {
+      const known = wrappers.get(queue);
+      if (known) return known;
+      const wrapper = {
         add: (...args: Parameters<typeof queue.add>) => {
           adds++;
           if (refuse-- > 0) return Promise.reject(new Error('refused by the test'));
@@ -41,6 +45,8 @@ function acceptor(refuseAdds = 0, opts: { hangAdds?: number; enqueueTimeoutMs?: 
           return queue.add(...args);
         },
       };
+      wrappers.set(queue, wrapper);
+      return wrapper;
     },
   } as unknown as Pick<Queues, 'decideOf'>;
   const store = new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs });
@@ -94,7 +100,8 @@ describe('Acceptor', () => {
     expect((refused[0] as StoreUnavailableError).code).toBe('STORE_UNAVAILABLE');
     const answered = settled.filter((s) => s.status === 'fulfilled').map((s) => (s as PromiseFulfilledResult<AcceptResult>).value.status);
     expect(answered.sort()).toEqual(['accepted', 'duplicate']);
-    expect(adds()).toBe(3);
+    // The refused add, then one add for both waiters (they enqueue in one turn, the message once).
+    expect(adds()).toBe(2);
     expect(await rt.queues.decide.getJob(m.messageKey)).toBeDefined();
   });
 
@@ -116,10 +123,24 @@ describe('Acceptor', () => {
     expect(await rt.queues.decide.getJob(m.messageKey)).toBeDefined();
   });
 
-  it('does not wait for the enqueue of another message', async () => {
+  it('first arrivals of several messages in one turn share one add, a batch decide job holding each once', async () => {
     const { acceptor: a, adds } = acceptor();
-    const results = await Promise.all([a.accept(message('other-1')), a.accept(message('other-2'))]);
-    expect(results.map((r) => r.status)).toEqual(['accepted', 'accepted']);
+    const [m1, m2, m3] = [message('together-1'), message('together-2'), message('together-3')];
+    const results = await Promise.all([a.accept(m1), a.accept(m2), a.accept(m2), a.accept(m3)]);
+    expect(results.map((r) => r.status).sort()).toEqual(['accepted', 'accepted', 'accepted', 'duplicate']);
+    expect(adds()).toBe(1);
+    const jobs = await rt.queues.decide.getJobs(['waiting']);
+    const batch = jobs.find((j) => j.name === DECIDE_BATCH_JOB_NAME && (j.data as unknown as DecideBatchJobData).messages.some((m) => m.messageKey === m1.messageKey));
+    expect((batch?.data as unknown as DecideBatchJobData).messages.map((m) => m.messageKey).sort()).toEqual([m1, m2, m3].map((m) => m.messageKey).sort());
+    for (const m of [m1, m2, m3]) expect((await rt.messages.get(m.messageKey))?.queuedAt).toBeGreaterThan(0);
+  });
+
+  it('does not wait for the enqueue of another message taken in an earlier turn', async () => {
+    const { acceptor: a, adds } = acceptor(0, { hangAdds: 1, enqueueTimeoutMs: 10_000 });
+    const hung = a.accept(message('other-1'));
+    hung.catch(() => undefined);
+    await waitUntil(() => adds() === 1 || undefined, 'the first add to be sent');
+    expect((await a.accept(message('other-2'))).status).toBe('accepted');
     expect(adds()).toBe(2);
   });
 });

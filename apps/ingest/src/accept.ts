@@ -1,13 +1,18 @@
 import type { IngestInput } from '@singleshot/core';
 import type { MessageStore } from '@singleshot/store';
-import { enqueueDecide, type Queues } from '@singleshot/queues';
+import type { DecideJobData } from '@singleshot/core';
+import { DECIDE_BATCH_MAX, TurnCoalescer, enqueueDecideJobs, type Queues } from '@singleshot/queues';
 import { Deadlines } from './deadlines';
 import { StoreUnavailableError } from './errors';
 
 export interface AcceptDeps {
   /** Message records on the fail-fast producer connection. */
   messages: Pick<MessageStore, 'arrive' | 'markQueued'>;
-  /** Decide queues; a message's job goes to its message key's partition. */
+  /**
+   * Decide queues; a message's job goes to its message key's partition. The
+   * first arrivals of one event-loop turn share `batch` decide jobs
+   * (libs/queues decide-batch.ts); a message alone gets its own job.
+   */
   decideQueues: Pick<Queues, 'decideOf'>;
   /**
    * Resolves once the acceptance's writes are on enough replicas (a cluster's
@@ -45,9 +50,12 @@ export class Acceptor {
    * enqueue themselves.
    */
   private readonly enqueuing = new Map<string, Promise<boolean>>();
+  /** The decide jobs of the first arrivals taken in one event-loop turn, added together. */
+  private readonly decides: TurnCoalescer<DecideJobData>;
 
   constructor(private readonly deps: AcceptDeps) {
     this.deadlines = new Deadlines(deps.enqueueTimeoutMs);
+    this.decides = new TurnCoalescer((messages) => enqueueDecideJobs(deps.decideQueues, messages), DECIDE_BATCH_MAX);
   }
 
   /** One arrival of a message; see the class. */
@@ -110,10 +118,11 @@ export class Acceptor {
   }
 
   private async enqueueOnce({ messageKey, via, input }: Message, firstArrivalAt: number): Promise<boolean> {
-    // Several first-time arrivals (in several processes) may race here; the job
-    // id (message key) makes their adds collapse into one job, and markQueued
-    // picks one "accepted".
-    await enqueueDecide(this.deps.decideQueues, { messageKey, firstArrivalAt, via, input });
+    // Several first-time arrivals (in several processes) may race here; the
+    // message's decide job id (the message key, or a batch's id of the same
+    // messages) makes their adds collapse, and markQueued picks one "accepted".
+    // Arrivals of other messages in this turn share the add (TurnCoalescer).
+    await this.decides.add([{ messageKey, firstArrivalAt, via, input }]);
     const mine = await this.deps.messages.markQueued(messageKey);
     // Before any 2xx: a master failover must not lose an acknowledged message.
     await this.deps.replicate(messageKey);

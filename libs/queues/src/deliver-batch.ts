@@ -20,7 +20,7 @@ export interface PlannedBatch {
  * same deliver queue and need no document are grouped into `batch` jobs of at
  * most `batchMax` operations (split evenly), whatever message they belong to:
  * the decision worker hands in the fan-outs of every decide job that ran in
- * one event-loop turn together (FanOutCoalescer), so a batch may carry the
+ * one event-loop turn together (TurnCoalescer), so a batch may carry the
  * operations of several messages; a group of one,
  * and every operation with documents (the render wakes it by its job id),
  * stays an ordinary `deliver` job under its operation key. `batchMax` 1 turns

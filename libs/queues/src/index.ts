@@ -2,6 +2,8 @@ export * from './names';
 export * from './schemas';
 export * from './queues';
 export * from './deliver-batch';
+export * from './decide-batch';
+export * from './turn-coalescer';
 export * from './replay';
 export * from './replay-list';
 export * from './replay-requeue';

@@ -1,6 +1,9 @@
 /** Queue names. BullMQ's prefix comes from KeyBuilder.queuePrefix. */
 export const QUEUES = {
-  /** One job per message (jobId = message key): classify, route, fan out. */
+  /**
+   * Classify, route, fan out: a `decide` job per message (jobId = message key), or a
+   * `batch` job carrying the messages ingest accepted in one turn (decide-batch.ts).
+   */
   decide: 'decide',
   /**
    * Claim, send, commit: a `deliver` job per operation (jobId = operation key), or a

@@ -31,7 +31,7 @@ export const EVENTS_MAX_LEN = 1_000;
  * Job retention is for operators, not dedup (docs/protocol.md invariant 8): dedup lives in the
  * message and operation records, which outlive these jobs. Failed jobs stay a week.
  */
-const DECIDE_OPTIONS: JobsOptions = {
+export const DECIDE_OPTIONS: JobsOptions = {
   attempts: 50,
   backoff: { type: 'exponential', delay: 500 },
   removeOnComplete: { count: KEEP_COMPLETED_JOBS },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { DecideJobData } from '@singleshot/core';
 
 /**
  * Job payloads are validated at the worker boundary: a job written by an older
@@ -37,6 +38,20 @@ export const decideJobSchema = z.object({
   via: z.string().min(1),
   input: z.discriminatedUnion('kind', [eventInputSchema, mailInputSchema]),
 });
+
+/**
+ * A decide job of the `batch` kind: the first arrivals of several messages that
+ * ingest accepted in one event-loop turn and that share a decide partition
+ * (decide-batch.ts). Each entry is checked on its own against
+ * `decideJobSchema` by the worker, so one bad entry does not sink the others.
+ */
+export const decideBatchJobSchema = z.object({
+  messages: z.array(z.unknown()).min(1),
+});
+/** What ingest writes into a decide batch job (the worker reads it as `unknown` entries first). */
+export interface DecideBatchJobData {
+  messages: DecideJobData[];
+}
 
 export const deliverJobSchema = z.object({
   operationKey: hexKey,

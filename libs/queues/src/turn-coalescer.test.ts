@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { DeliverJobData } from '@singleshot/core';
 import { deliverJob } from '@singleshot/test-jobs';
-import { FanOutCoalescer } from './fan-out-coalescer';
+import { TurnCoalescer } from './turn-coalescer';
 
-// The coalescer alone, with a recording enqueue: which fan-outs share an add,
+// The coalescer alone, with a recording enqueue (deliver jobs as the items): which calls share an add,
 // and that no caller's promise settles before the add carrying its operations.
 const ops = (tag: string, n: number): DeliverJobData[] => Array.from({ length: n }, (_, i) => deliverJob(`${tag}-${i}`));
 
@@ -20,10 +20,10 @@ function recorder() {
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
-describe('FanOutCoalescer', () => {
+describe('TurnCoalescer', () => {
   it('hands the fan-outs of one event-loop turn to one add, and settles each caller only after it', async () => {
     const r = recorder();
-    const c = new FanOutCoalescer(r.enqueue, 16);
+    const c = new TurnCoalescer<DeliverJobData>(r.enqueue, 16);
     const a = ops('a', 2);
     const b = ops('b', 3);
     const settled: string[] = [];
@@ -41,7 +41,7 @@ describe('FanOutCoalescer', () => {
 
   it('adds at once when a full batch is waiting, without waiting for the turn to end', () => {
     const r = recorder();
-    const c = new FanOutCoalescer(r.enqueue, 4);
+    const c = new TurnCoalescer<DeliverJobData>(r.enqueue, 4);
     void c.add(ops('a', 2));
     expect(r.adds).toHaveLength(0);
     void c.add(ops('b', 2));
@@ -51,7 +51,7 @@ describe('FanOutCoalescer', () => {
 
   it('fails every caller of a failed add (their decide jobs are retried), and the next add starts afresh', async () => {
     const r = recorder();
-    const c = new FanOutCoalescer(r.enqueue, 16);
+    const c = new TurnCoalescer<DeliverJobData>(r.enqueue, 16);
     const pa = c.add(ops('a', 1));
     const pb = c.add(ops('b', 1));
     await turn();
@@ -67,9 +67,18 @@ describe('FanOutCoalescer', () => {
     await pc;
   });
 
+  it('a throwing enqueue fails its callers instead of escaping into the event loop', async () => {
+    const bug = new TypeError('cannot serialize');
+    const c = new TurnCoalescer<DeliverJobData>(() => {
+      throw bug;
+    }, 16);
+    const pa = c.add(ops('a', 1));
+    await expect(pa).rejects.toBe(bug);
+  });
+
   it('an empty fan-out (an unrouted message) adds nothing and resolves at once', async () => {
     const r = recorder();
-    const c = new FanOutCoalescer(r.enqueue, 16);
+    const c = new TurnCoalescer<DeliverJobData>(r.enqueue, 16);
     await c.add([]);
     await turn();
     expect(r.adds).toHaveLength(0);

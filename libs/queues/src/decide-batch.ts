@@ -1,0 +1,89 @@
+import type { Queue } from 'bullmq';
+import { sha256Hex, type DecideJobData } from '@singleshot/core';
+import { DECIDE_OPTIONS, enqueueDecide, type Queues } from './queues';
+import type { DecideBatchJobData } from './schemas';
+
+/** The BullMQ job name of a single-message decide job (jobId = message key). */
+export const DECIDE_JOB_NAME = 'decide';
+/** The BullMQ job name of a batch decide job (several messages accepted in one event-loop turn). */
+export const DECIDE_BATCH_JOB_NAME = 'batch';
+/**
+ * Messages per batch decide job at most. A batch is decided in one go, its
+ * fan-outs added together (up to this many messages' operations), so a bound
+ * keeps one job's work and payload small; ingest's coalescer enqueues at once
+ * when this many first arrivals are waiting.
+ */
+export const DECIDE_BATCH_MAX = 32;
+
+/**
+ * Adds the decide jobs of messages accepted together (ingest's TurnCoalescer):
+ * per decide partition, a message alone gets its ordinary `decide` job
+ * (jobId = message key, as always), several share `batch` jobs of at most
+ * DECIDE_BATCH_MAX, split evenly. A batch's id is its first message key, the
+ * chunk index and a hash of its message keys (BullMQ ids may not contain
+ * ':'): the same messages add the same id again, which BullMQ ignores, and no
+ * message hides behind a batch it is not in. All adds of one call go out in
+ * one socket write; each is idempotent by job id, so a failed call is
+ * repaired by the arrivals' retries.
+ *
+ * Two ingest processes that take first arrivals of one message at the same
+ * instant may each put it in a batch (the message key as job id collapsed
+ * such adds before): the decision records the first decision only, and a
+ * delivery claims each operation once, so that costs a second decision,
+ * never a second send.
+ */
+export async function enqueueDecideJobs(queues: Pick<Queues, 'decideOf'>, messages: readonly DecideJobData[]): Promise<void> {
+  const groups = new Map<Queue<DecideJobData>, DecideJobData[]>();
+  // Two arrivals of one message may both enqueue in one turn (the enqueue they
+  // waited for failed): the message goes in once.
+  const seen = new Set<string>();
+  for (const m of messages) {
+    if (seen.has(m.messageKey)) continue;
+    seen.add(m.messageKey);
+    const queue = queues.decideOf(m.messageKey);
+    const list = groups.get(queue);
+    if (list) list.push(m);
+    else groups.set(queue, [m]);
+  }
+  const adds: Array<Promise<unknown>> = [];
+  for (const [queue, list] of groups) {
+    if (list.length === 1) {
+      adds.push(enqueueDecide(queues, list[0] as DecideJobData));
+      continue;
+    }
+    const count = Math.ceil(list.length / DECIDE_BATCH_MAX);
+    const size = Math.ceil(list.length / count);
+    for (let chunk = 0; chunk < count; chunk++) {
+      const part = list.slice(chunk * size, (chunk + 1) * size);
+      if (part.length === 1) {
+        adds.push(enqueueDecide(queues, part[0] as DecideJobData));
+        continue;
+      }
+      const digest = sha256Hex(part.map((m) => m.messageKey).join(',')).slice(0, 16);
+      const jobId = `${(part[0] as DecideJobData).messageKey}-b${chunk}-${digest}`;
+      adds.push(batchQueue(queue).add(DECIDE_BATCH_JOB_NAME, { messages: part }, { ...DECIDE_OPTIONS, jobId }));
+    }
+  }
+  await Promise.all(adds);
+}
+
+/**
+ * Gives one message of a batch its own decide job, when deciding it failed
+ * while the others of the batch were decided: it is tried again alone, after
+ * `delayMs`, with the ordinary decide job's attempts and backoff. The id is
+ * the message key and the batch's id, so a retried batch re-adds nothing, and
+ * no completed job of an earlier decision of that message (under its key) can
+ * swallow the add.
+ */
+export async function requeueDecide(queues: Pick<Queues, 'decideOf'>, data: DecideJobData, batchJobId: string, delayMs: number): Promise<void> {
+  await queues.decideOf(data.messageKey).add(DECIDE_JOB_NAME, data, { ...DECIDE_OPTIONS, jobId: `${data.messageKey}-from-${batchJobId}`, delay: delayMs });
+}
+
+/**
+ * The decide queues are typed by their single-message payload (what a lookup
+ * by message key finds); a batch job is the one other payload they hold,
+ * added only here.
+ */
+function batchQueue(queue: Queue<DecideJobData>): Queue<DecideBatchJobData> {
+  return queue as unknown as Queue<DecideBatchJobData>;
+}
