@@ -2,7 +2,6 @@ import { UnrecoverableError } from 'bullmq';
 import { partitionOf, type DecideJobData, type DeliverJobData, type RecipientKind } from '@singleshot/core';
 import {
   DECIDE_BATCH_JOB_NAME,
-  DECIDE_JOB_NAME,
   QUEUES,
   TurnCoalescer,
   addDead,
@@ -10,6 +9,7 @@ import {
   enqueueDeliveryJobs,
   enqueueRenders,
   formatIssues,
+  handOffInvalidDecide,
   requeueDecide,
   type DecideBatchJobData,
 } from '@singleshot/queues';
@@ -77,16 +77,10 @@ export function startDecision(rt: Runtime): DecisionApp {
     partitions,
     async (job) => {
       if (job.name === DECIDE_BATCH_JOB_NAME) {
-        const queue = rt.queues.decideAll.find((q) => q.qualifiedName === job.queueQualifiedName);
         return decideBatch(job, {
           decideOne: (data) => decideLogged(data, job.id, job.attemptsMade),
           requeue: (data, delayMs) => requeueDecide(rt.queues, data, String(job.id), delayMs),
-          // Into the batch's own queue, where the single-job path below fails it with the reason.
-          poison: async (entry, index) => {
-            // (A queue of a former partition layout is not in decideAll: partition 0's takes it.)
-            const target = queue ?? (rt.queues.decideAll[0] as (typeof rt.queues.decideAll)[number]);
-            await target.add(DECIDE_JOB_NAME, entry as DecideJobData, { jobId: `${String(job.id)}-invalid-${index}`, attempts: 1, removeOnFail: { age: 7 * 86_400 } });
-          },
+          poison: (entry, index) => handOffInvalidDecide(rt.queues, job.queueQualifiedName, entry, `${String(job.id)}-invalid-${index}`),
           logger,
         });
       }

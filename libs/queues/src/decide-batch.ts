@@ -80,6 +80,19 @@ export async function requeueDecide(queues: Pick<Queues, 'decideOf'>, data: Deci
 }
 
 /**
+ * Gives an entry of a batch that is no decide job a job of its own in the
+ * batch's queue (found by BullMQ's qualified name; a queue of a former
+ * partition layout is not among `decideAll`, and partition 0's takes it),
+ * where the worker fails it at once with the reason: it stays in the failed
+ * set for an operator, as a single invalid decide job does. One attempt.
+ */
+export async function handOffInvalidDecide(queues: Pick<Queues, 'decideAll'>, queueQualifiedName: string, entry: unknown, jobId: string): Promise<void> {
+  const queue = queues.decideAll.find((q) => q.qualifiedName === queueQualifiedName) ?? queues.decideAll[0];
+  if (!queue) throw new Error('no decide queue to hand an invalid entry to');
+  await queue.add(DECIDE_JOB_NAME, entry as DecideJobData, { ...DECIDE_OPTIONS, attempts: 1, jobId });
+}
+
+/**
  * The decide queues are typed by their single-message payload (what a lookup
  * by message key finds); a batch job is the one other payload they hold,
  * added only here.
