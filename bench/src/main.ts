@@ -26,6 +26,7 @@ const { values: a } = parseArgs({
     concurrency: { type: 'string', default: '32' },
     'open-seconds': { type: 'string' },
     'open-warm-seconds': { type: 'string' },
+    'open-rate': { type: 'string' },
     systems: { type: 'string' },
     processes: { type: 'string' },
     appendfsync: { type: 'string', default: 'everysec' },
@@ -41,7 +42,13 @@ const quick = a.quick === true;
 const rounds = Number(a.rounds ?? (quick ? 1 : 3));
 const workload = { events: Number(a.events ?? (quick ? 1500 : 10_000)), recipients: Number(a.recipients), dup: Number(a.dup), inFlight: Number(a['in-flight']) };
 const openSeconds = Number(a['open-seconds'] ?? (quick ? 4 : 15));
-const openWarmSeconds = Number(a['open-warm-seconds'] ?? (quick ? 2 : 5));
+// The lead-in of a full run is 10 s: after 5 s, the first measured seconds of
+// every Redis system still ran at several times its later p95 (BENCHMARKS.md
+// history: naive 983, 612, 217 ms; singleshot 220, 199 ms), which is warm-up
+// (JIT, heap growth, a backlog of the cold start), not the steady state.
+const openWarmSeconds = Number(a['open-warm-seconds'] ?? (quick ? 2 : 10));
+// A fixed open-loop rate (notifications/s) for every system, instead of half of each one's own maximum.
+const openRate = a['open-rate'] === undefined ? undefined : Number(a['open-rate']);
 const systems = (a.systems?.split(',') ?? SYSTEMS.map((s) => s.id)) as SystemId[];
 const common = { concurrency: Number(a.concurrency), appendfsync: a.appendfsync as 'everysec' | 'always', drainSeconds: quick ? 60 : 300, ...(a.processes ? { processes: Number(a.processes) } : {}) };
 
@@ -83,7 +90,7 @@ async function main(): Promise<void> {
   if (!a['no-open-loop']) {
     for (const system of systems) {
       const max = summarize(system, runs.get(system) ?? []).perSecond.median;
-      const eventsPerSecond = Math.max(1, (max / 2) / workload.recipients);
+      const eventsPerSecond = Math.max(1, (openRate ?? max / 2) / workload.recipients);
       const events = Math.max(10, Math.round(eventsPerSecond * openSeconds));
       const m = await measure(system, { ...workload, events }, { ...common, eventsPerSecond, warmSeconds: openWarmSeconds });
       open.set(system, m);

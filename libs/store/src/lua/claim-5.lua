@@ -34,6 +34,7 @@
 ]]
 --@include "include/terminal.lua"
 --@include "include/journal.lua"
+--@include "include/retain.lua"
 local opKey, lockKey, journalKey, indexKey, dataKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local o = cjson.decode(ARGV[1])
 local job = ARGV[2]
@@ -77,12 +78,12 @@ else
     'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel)
   if job and job ~= '' then
     redis.call('HSET', dataKey, 'job', job)
-    redis.call('PEXPIRE', dataKey, o.retentionMs)
+    retain(dataKey, o.retentionMs)
   end
 end
 -- No longer waiting (mark-waiting-1.lua): it is being attempted.
 if state[8] then redis.call('HDEL', opKey, 'waitingReason', 'waitingUntil') end
-redis.call('PEXPIRE', opKey, o.retentionMs)
+retain(opKey, o.retentionMs)
 -- Due for a look by the sweeper once the lease ran out (the one extra command per claim).
 redis.call('ZADD', indexKey, leaseUntil, o.operationKey)
 return { 'claimed', fence, status, attempts, provider, externalId, state[5] or '' }

@@ -17,7 +17,7 @@
       fence          fence token of the caller (a string)
       outcome        sent | in_doubt | failed | dead | suppressed | released
       now            ms
-      retentionMs    state and history expiry
+      retentionMs    state and history expiry (at least this long past the commit; include/retain.lua)
       journalMinId   journal MINID
       operationKey, messageKey, recipient, channel
       provider       provider name (optional)
@@ -40,6 +40,7 @@
   so its id goes into the same HSET). Times come as decimal strings (see
   script-options.ts: a Lua number handed to redis.call costs a "%.17g").
 ]]
+--@include "include/retain.lua"
 --@include "include/terminal.lua"
 --@include "include/journal.lua"
 local opKey, lockKey, journalKey, historyKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -110,14 +111,14 @@ redis.call('HSET', opKey, unpack(fields))
 -- operation their bytes (issue 8's budget of 1.5 KiB per operation).
 if isTerminal(status) then redis.call('HDEL', opKey, 'owner', 'leaseUntil', 'claimedAt') end
 redis.call('DEL', lockKey)
-redis.call('PEXPIRE', opKey, o.retentionMs)
+retain(opKey, o.retentionMs)
 -- A no-op when the data hash does not exist (nothing stored, or emptied above).
-redis.call('PEXPIRE', dataKey, o.retentionMs)
+retain(dataKey, o.retentionMs)
 
 if #ARGV > 1 then
   local length = redis.call('RPUSH', historyKey, unpack(ARGV, 2))
   if length > 200 then redis.call('LTRIM', historyKey, -200, -1) end
-  redis.call('PEXPIRE', historyKey, o.retentionMs)
+  retain(historyKey, o.retentionMs)
 end
 
 -- The sweeper index: one command per commit. Terminal states leave it; the rest

@@ -8,7 +8,7 @@
     ARGV[1] options (JSON, MessageArriveScriptOptions in script-options.ts):
       now          ms
       via          the channel that brought it: api, mail-raw, imap, mailgun, …
-      retentionMs  record expiry
+      retentionMs  record expiry (at least this long past the last arrival; include/retain.lua)
 
   Output:
     { first (1|0), queued (1|0), firstArrivalAt, arrivals }
@@ -16,6 +16,7 @@
   One read and one write: the counters are computed here (the script is atomic,
   so this equals HSETNX + HINCRBY + HINCRBY + HSET, at a third of the commands).
 ]]
+--@include "include/retain.lua"
 local key = KEYS[1]
 local o = cjson.decode(ARGV[1])
 local now = o.now
@@ -32,5 +33,5 @@ else
   redis.call('HSET', key, 'firstArrivalAt', now, 'firstVia', o.via, 'arrivals', arrivals, viaField, viaCount,
     'lastArrivalAt', now)
 end
-redis.call('PEXPIRE', key, o.retentionMs)
+retain(key, o.retentionMs)
 return { first, h[2] and 1 or 0, firstArrivalAt, arrivals }

@@ -18,6 +18,7 @@
   scripts, ioredis's multi() copies every script onto each transaction object,
   which cost the decision worker about a tenth of its CPU.
 ]]
+--@include "include/retain.lua"
 local key = KEYS[1]
 local o = cjson.decode(ARGV[1])
 local first = redis.call('HSETNX', key, 'decidedAt', o.now)
@@ -29,6 +30,6 @@ if #ops > 0 then
     args[2 * i] = ''
   end
   redis.call('HSET', key, unpack(args))
-  redis.call('PEXPIRE', key, o.retentionMs)
+  retain(key, o.retentionMs)
 end
 return first
