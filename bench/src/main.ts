@@ -97,7 +97,9 @@ async function main(): Promise<void> {
       const m = await measure(system, { ...workload, events }, { ...common, eventsPerSecond, warmSeconds: openWarmSeconds });
       open.set(system, m);
       log(`open loop ${system} at ${Math.round(eventsPerSecond * workload.recipients)} notifications/s: p50/p95/p99 ${m.latencyMs.p50}/${m.latencyMs.p95}/${m.latencyMs.p99} ms (ingest answer ${m.ackMs.p50}/${m.ackMs.p95}/${m.ackMs.p99}), dup ${m.duplicates}, lost ${m.lost}`);
-      log(`  p95 by second sent: ${(m.latencyBySecond ?? []).map((s) => `${s.p95}(${s.ackP95})`).join(' ')}${m.redis ? `; Redis forks ${m.redis.forks}, latency monitor ${JSON.stringify(m.redis.latencyMaxMs)}` : ''}`);
+      // An AOF rewrite in progress during a second marks it with `*`.
+      const rewriting = new Set(m.rewriteSeconds ?? []);
+      log(`  p95 by second sent: ${(m.latencyBySecond ?? []).map((s) => `${s.p95}(${s.ackP95})${rewriting.has(s.second) ? '*' : ''}`).join(' ')}${m.redis ? `; Redis forks ${m.redis.forks}, latency monitor ${JSON.stringify(m.redis.latencyMaxMs)}` : ''}`);
     }
   }
   const summaries = systems.map((s) => summarize(s, runs.get(s) ?? [], open.get(s)));

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { drive, type DriverResult, type Workload } from './driver';
 import { cpuSecondsOf, cpuSecondsOfTree, peakRssMb, peakRssOfTreeMb, syscallsOfTree } from './proc';
 import { startSink } from './sink';
-import { bullmqJobTimes, dropCompletedJobs, postgresSize, redisResetStats, redisSnapshot, scrape } from './store-stats';
+import { bullmqJobTimes, dropCompletedJobs, postgresSize, redisResetStats, redisSnapshot, scrape, watchAofRewrites } from './store-stats';
 import { quantiles, round } from './stats';
 import { startSystem, type SystemId } from './systems';
 
@@ -31,6 +31,8 @@ export interface Measurement {
    * apart as steady, a warm-up or a periodic stall.
    */
   latencyBySecond?: { second: number; n: number; p50: number; p95: number; max: number; ackP95: number }[];
+  /** Open loop on Redis: the seconds of the run (as in latencyBySecond) during which an AOF rewrite was in progress. */
+  rewriteSeconds?: number[];
   cpuMsPerNotification: { fleet: number; store: number; harness: number; system: number; byProcess: Record<string, number> };
   peakRssMb: { fleet: number; store: number };
   /** Read + write syscalls per notification (/proc/PID/io) of the fleet and of the store. */
@@ -139,8 +141,10 @@ export async function measure(
     // seconds' p95 at several times the rest (see latencyBySecond).
     const lead = opts.eventsPerSecond && opts.warmSeconds ? Math.round(opts.eventsPerSecond * opts.warmSeconds) : 0;
     const expected = (w.events + lead) * w.recipients;
+    const rewrites = redis && opts.eventsPerSecond ? watchAofRewrites(sys.store.url) : undefined;
     const driven = await drive(sys.ingestUrl, run, { ...w, events: w.events + lead }, opts.eventsPerSecond ? { eventsPerSecond: opts.eventsPerSecond } : undefined);
     await waitPairs(prefix, expected, opts.drainSeconds);
+    const rewriteAt = rewrites ? await rewrites.stop() : [];
     const reachedAt = performance.now();
     // A little longer, so a late duplicate is still seen and jobs finish.
     await sleep(1500);
@@ -180,6 +184,7 @@ export async function measure(
       latencyMs: quantiles(latencies),
       ackMs: quantiles(acks),
       ...(opts.eventsPerSecond ? { latencyBySecond: bySecond(ours, driven) } : {}),
+      ...(rewrites ? { rewriteSeconds: [...new Set(rewriteAt.map((t) => Math.floor((t - driven.startedAt) / 1000)))].filter((sec) => sec >= 0) } : {}),
       cpuMsPerNotification: { fleet: round(fleetMs), store: round(storeMs), harness: round((self.user + self.system) / 1000 / n), system: round(fleetMs + storeMs), byProcess },
       syscallsPerNotification: { fleet: round((sysAfter.fleet - before.sys.fleet) / n, 1), store: round((sysAfter.store - before.sys.store) / n, 1) },
       peakRssMb: {

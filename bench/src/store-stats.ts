@@ -128,3 +128,36 @@ export async function scrape(urls: string[]): Promise<Map<string, number>> {
   }
   return sums;
 }
+
+/**
+ * Watches a Redis for AOF rewrites while a run goes on: polls `INFO
+ * persistence` every `everyMs` and keeps the moments (performance.now()) at
+ * which a rewrite was in progress, so a run's slow seconds can be set against
+ * its rewrites (`Measurement.rewriteSeconds`). One connection of its own.
+ */
+export function watchAofRewrites(url: string, everyMs = 250): { stop(): Promise<number[]> } {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined);
+  const seen: number[] = [];
+  let stopped = false;
+  const poll = async (): Promise<void> => {
+    while (!stopped) {
+      try {
+        const info = await redis.info('persistence');
+        if (/^aof_rewrite_in_progress:1/m.test(info)) seen.push(performance.now());
+      } catch {
+        // A missed poll only loses a sample.
+      }
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  };
+  const running = poll();
+  return {
+    stop: async () => {
+      stopped = true;
+      await running;
+      redis.disconnect();
+      return seen;
+    },
+  };
+}
