@@ -177,6 +177,8 @@ describe('times through the packed script options', () => {
     await ops.commit({ ...base(key), fence: claim.fence, outcome: 'failed', error: { code: 'HTTP_503', message: 'busy' }, nextAttemptAt: clock + 12_345 });
     const claim2 = await ops.claim(base(key));
     if (claim2.kind !== 'claimed') throw new Error('expected claim');
+    // A claim writes no claim time of its own (it is the claim's updatedAt).
+    expect(await redis.hget(keys.op(key), 'claimedAt')).toBeNull();
     const done = await ops.commit({ ...base(key), fence: claim2.fence, outcome: 'sent', provider: 'p1', externalId: 'x-1' });
     if (done.kind !== 'ok') throw new Error('expected ok');
     const h = await redis.hgetall(keys.op(key));

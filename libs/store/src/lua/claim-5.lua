@@ -68,13 +68,16 @@ end
 
 attempts = attempts + 1
 local attemptsText = string.format('%d', attempts)
+-- No claim time of its own: it is this claim's updatedAt while the operation
+-- is sending, and in its history afterwards (nothing read the former
+-- 'claimedAt', which every terminal commit deleted again).
 if state[7] then
   redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
-    'claimedAt', now, 'leaseUntil', leaseUntil, 'updatedAt', now)
+    'leaseUntil', leaseUntil, 'updatedAt', now)
 else
   -- The first claim (mark-waiting-1.lua or op-wait-2.lua may have created the hash before).
   redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
-    'claimedAt', now, 'leaseUntil', leaseUntil, 'updatedAt', now, 'createdAt', now,
+    'leaseUntil', leaseUntil, 'updatedAt', now, 'createdAt', now,
     'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel)
   if job and job ~= '' then
     redis.call('HSET', dataKey, 'job', job)

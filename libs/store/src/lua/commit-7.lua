@@ -106,9 +106,9 @@ end
 -- operation needs it for neither (a replay of it is refused).
 if outcome == 'sent' then redis.call('HDEL', dataKey, 'job') end
 redis.call('HSET', opKey, unpack(fields))
--- A terminal operation holds no lease and has no owner, and when it was last
--- claimed is in its history: kept, the three fields would cost every retained
--- operation their bytes (issue 8's budget of 1.5 KiB per operation).
+-- A terminal operation holds no lease and has no owner: kept, the fields would
+-- cost every retained operation their bytes (issue 8's budget of 1.5 KiB per
+-- operation). 'claimedAt' is only in states claimed by an earlier version.
 if isTerminal(status) then redis.call('HDEL', opKey, 'owner', 'leaseUntil', 'claimedAt') end
 redis.call('DEL', lockKey)
 retain(opKey, o.retentionMs)
