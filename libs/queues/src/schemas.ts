@@ -40,15 +40,12 @@ export const decideJobSchema = z.object({
 });
 
 /**
- * A decide job of the `batch` kind: the first arrivals of several messages that
- * ingest accepted in one event-loop turn and that share a decide partition
- * (decide-batch.ts). Each entry is checked on its own against
- * `decideJobSchema` by the worker, so one bad entry does not sink the others.
+ * A decide job of the `batch` kind, as ingest writes it: the first arrivals of
+ * several messages accepted in one event-loop turn that share a decide
+ * partition (decide-batch.ts). The worker checks each entry on its own against
+ * `decideJobSchema` (apps/decision decide-batch.ts), so one bad entry does not
+ * sink the others; there is no schema of the batch as a whole.
  */
-export const decideBatchJobSchema = z.object({
-  messages: z.array(z.unknown()).min(1),
-});
-/** What ingest writes into a decide batch job (the worker reads it as `unknown` entries first). */
 export interface DecideBatchJobData {
   messages: DecideJobData[];
 }
