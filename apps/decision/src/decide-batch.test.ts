@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { eventMessageKey, type DecideJobData } from '@singleshot/core';
 import { createLogger } from '@singleshot/observability';
-import { REQUEUE_DELAY_MS, decideBatch, type DecideBatchDeps } from './decide-batch';
+import { decideBatch, type DecideBatchDeps } from './decide-batch';
 import type { DecideOutcome } from './decide';
 
 // The batch handler's bookkeeping with the per-message decision stubbed out
@@ -26,9 +26,9 @@ function harness(outcomes: Map<string, DecideOutcome | Error>, handOff: { fail?:
       if (o instanceof Error) throw o;
       return o;
     },
-    requeue: async (data, delayMs) => {
+    requeue: async (data) => {
       if (handOff.fail) throw handOff.fail;
-      events.push(`requeue ${data.input.kind === 'event' ? data.input.eventId : '?'} ${delayMs}`);
+      events.push(`requeue ${data.input.kind === 'event' ? data.input.eventId : '?'}`);
     },
     poison: async (_entry, index) => void events.push(`poison ${index}`),
     logger,
@@ -50,7 +50,7 @@ describe('decideBatch', () => {
     const { deps, events } = harness(new Map([[list[1]!.messageKey, new TypeError('template threw')]]));
     const outcome = await decideBatch({ id: 'b2', data: { messages: list } }, deps);
     expect(outcome).toMatchObject({ decided: 1, requeued: 1 });
-    expect(events).toContain(`requeue bad ${REQUEUE_DELAY_MS}`);
+    expect(events).toContain('requeue bad');
   });
 
   it('throws when a failed message cannot be handed on (BullMQ retries the whole batch; nothing is dropped)', async () => {

@@ -21,8 +21,8 @@ export interface DecideBatchOutcome {
 export interface DecideBatchDeps {
   /** One message's decision (`decide`: fan-out added before the decision is recorded). */
   decideOne(data: DecideJobData): Promise<DecideOutcome>;
-  /** Gives one message its own decide job, run after `delayMs` (requeueDecide). */
-  requeue(data: DecideJobData, delayMs: number): Promise<void>;
+  /** Gives one message its own decide job, delayed by the decide job's first backoff step (requeueDecide). */
+  requeue(data: DecideJobData): Promise<void>;
   /**
    * Gives an entry that is no decide job a job of its own, which the worker
    * fails at once with the reason: it is kept in the failed set, as a single
@@ -37,12 +37,6 @@ export interface DecideBatchJob {
   id?: string | undefined;
   data: unknown;
 }
-
-/**
- * Delay before a message that failed inside a batch is tried alone: the first
- * step of the decide job's own backoff (libs/queues DECIDE_OPTIONS).
- */
-export const REQUEUE_DELAY_MS = 500;
 
 /**
  * A `batch` decide job: the first arrivals of several messages that ingest
@@ -86,7 +80,7 @@ export async function decideBatch(job: DecideBatchJob, deps: DecideBatchDeps): P
     }
     outcome.requeued++;
     deps.logger.warn({ event: 'decide_requeued', jobId: job.id, messageKey: data.messageKey, err: result.reason }, 'decision failed inside a batch: the message is tried again in a decide job of its own');
-    handOffs.push(deps.requeue(data, REQUEUE_DELAY_MS));
+    handOffs.push(deps.requeue(data));
   });
   // Every hand-off is in Redis before the batch completes; the first failure fails the batch.
   const added = await Promise.allSettled(handOffs);

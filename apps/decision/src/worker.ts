@@ -79,7 +79,7 @@ export function startDecision(rt: Runtime): DecisionApp {
       if (job.name === DECIDE_BATCH_JOB_NAME) {
         return decideBatch(job, {
           decideOne: (data) => decideLogged(data, job.id, job.attemptsMade),
-          requeue: (data, delayMs) => requeueDecide(rt.queues, data, String(job.id), delayMs),
+          requeue: (data) => requeueDecide(rt.queues, data, String(job.id)),
           poison: (entry, index) => handOffInvalidDecide(rt.queues, job.queueQualifiedName, entry, `${String(job.id)}-invalid-${index}`),
           logger,
         });

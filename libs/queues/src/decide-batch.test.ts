@@ -89,11 +89,13 @@ describe('requeueDecide and handOffInvalidDecide: what a batch hands on', () => 
   it('requeueDecide adds one delayed decide job per batch, not swallowed by a finished job under the message key', async () => {
     const [m] = messages(1) as [DecideJobData];
     await queues.decide.add(DECIDE_JOB_NAME, m, { jobId: m.messageKey });
-    await requeueDecide(queues, m, 'batch-1', 500);
-    await requeueDecide(queues, m, 'batch-1', 500);
+    await requeueDecide(queues, m, 'batch-1');
+    await requeueDecide(queues, m, 'batch-1');
     const job = await queues.decide.getJob(`${m.messageKey}-from-batch-1`);
     expect(job?.name).toBe(DECIDE_JOB_NAME);
     expect(await job?.getState()).toBe('delayed');
+    // The first step of the decide job's own backoff.
+    expect(job?.opts.delay).toBe(500);
     expect(job?.data).toEqual(m);
     expect(await queues.decide.getJobs(['delayed'])).toHaveLength(1);
   });

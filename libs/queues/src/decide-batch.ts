@@ -68,15 +68,22 @@ export async function enqueueDecideJobs(queues: Pick<Queues, 'decideOf'>, messag
 }
 
 /**
+ * The delay before a message requeued from a batch runs: the first step of
+ * the decide job's own backoff, as if its attempt alone had failed.
+ */
+const REQUEUE_DELAY_MS = (DECIDE_OPTIONS.backoff as { delay: number }).delay;
+
+/**
  * Gives one message of a batch its own decide job, when deciding it failed
  * while the others of the batch were decided: it is tried again alone, after
- * `delayMs`, with the ordinary decide job's attempts and backoff. The id is
+ * the first step of the decide job's backoff, then with the ordinary decide
+ * job's attempts and backoff. The id is
  * the message key and the batch's id, so a retried batch re-adds nothing, and
  * no completed job of an earlier decision of that message (under its key) can
  * swallow the add.
  */
-export async function requeueDecide(queues: Pick<Queues, 'decideOf'>, data: DecideJobData, batchJobId: string, delayMs: number): Promise<void> {
-  await queues.decideOf(data.messageKey).add(DECIDE_JOB_NAME, data, { ...DECIDE_OPTIONS, jobId: `${data.messageKey}-from-${batchJobId}`, delay: delayMs });
+export async function requeueDecide(queues: Pick<Queues, 'decideOf'>, data: DecideJobData, batchJobId: string): Promise<void> {
+  await queues.decideOf(data.messageKey).add(DECIDE_JOB_NAME, data, { ...DECIDE_OPTIONS, jobId: `${data.messageKey}-from-${batchJobId}`, delay: REQUEUE_DELAY_MS });
 }
 
 /**
