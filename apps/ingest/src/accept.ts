@@ -1,6 +1,5 @@
-import type { IngestInput } from '@singleshot/core';
+import type { DecideJobData, IngestInput } from '@singleshot/core';
 import type { MessageStore } from '@singleshot/store';
-import type { DecideJobData } from '@singleshot/core';
 import { DECIDE_BATCH_MAX, TurnCoalescer, enqueueDecideJobs, type Queues } from '@singleshot/queues';
 import { Deadlines } from './deadlines';
 import { StoreUnavailableError } from './errors';
