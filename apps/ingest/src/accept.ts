@@ -117,10 +117,12 @@ export class Acceptor {
   }
 
   private async enqueueOnce({ messageKey, via, input }: Message, firstArrivalAt: number): Promise<boolean> {
-    // Several first-time arrivals (in several processes) may race here; the
-    // message's decide job id (the message key, or a batch's id of the same
-    // messages) makes their adds collapse, and markQueued picks one "accepted".
-    // Arrivals of other messages in this turn share the add (TurnCoalescer).
+    // Arrivals of other messages taken in this turn share the add
+    // (TurnCoalescer). First arrivals of this message in several processes may
+    // race here: markQueued picks one "accepted". Their adds collapse when both
+    // use the message key as job id; when either went into a batch they do not,
+    // and the message is decided twice, which the decision record and the
+    // claim make harmless (docs/architecture.md, "Batch decide jobs").
     await this.decides.add([{ messageKey, firstArrivalAt, via, input }]);
     const mine = await this.deps.messages.markQueued(messageKey);
     // Before any 2xx: a master failover must not lose an acknowledged message.
