@@ -1,4 +1,8 @@
-import PDFDocument from 'pdfkit';
+import type PDFDocumentType from 'pdfkit';
+
+// pdfkit (about 5 MB of heap) loads on the first PDF: only the render app makes them.
+let pdfkit: Promise<typeof PDFDocumentType> | undefined;
+const loadPdfkit = () => (pdfkit ??= import('pdfkit').then((m) => m.default));
 
 /** Metadata written into the PDF; everything comes from the event, nothing from the clock. */
 export interface PdfMeta {
@@ -23,7 +27,8 @@ const MARGIN = 50;
  * ModDate, and pdfkit's file id derived from that metadata, so the same input
  * gives the same bytes on every attempt and every machine.
  */
-export function renderPdf(markup: string, meta: PdfMeta): Promise<Buffer> {
+export async function renderPdf(markup: string, meta: PdfMeta): Promise<Buffer> {
+  const PDFDocument = await loadPdfkit();
   return new Promise((resolvePdf, reject) => {
     const doc = new PDFDocument({
       size: 'A4',

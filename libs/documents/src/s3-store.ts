@@ -1,4 +1,4 @@
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { assertStoreKey, DocumentStoreError, type DocumentStore } from './document-store';
 
 export interface S3StoreOptions {
@@ -21,14 +21,28 @@ function statusOf(err: unknown): number | undefined {
   return (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
 }
 
+type S3Sdk = typeof import('@aws-sdk/client-s3');
+
+// The S3 SDK (about 5 MB of heap) loads when the first S3 store is made, so a
+// process with the Redis document store, or with none, never pays it.
+let s3Sdk: Promise<S3Sdk> | undefined;
+const loadS3Sdk = () => (s3Sdk ??= import('@aws-sdk/client-s3'));
+
 /** Documents in an S3-compatible bucket through @aws-sdk/client-s3. */
 export class S3DocumentStore implements DocumentStore {
-  private readonly client: S3Client;
+  private readonly connection: Promise<{ sdk: S3Sdk; client: S3Client }>;
   private readonly prefix: string;
 
   constructor(private readonly options: S3StoreOptions) {
     this.prefix = options.prefix ?? '';
-    this.client = new S3Client({
+    this.connection = loadS3Sdk().then((sdk) => ({ sdk, client: new sdk.S3Client(this.clientConfig()) }));
+    // A failed load is reported by the first call that needs the client.
+    this.connection.catch(() => undefined);
+  }
+
+  private clientConfig(): S3ClientConfig {
+    const options = this.options;
+    return {
       region: options.region ?? 'us-east-1',
       ...(options.endpoint ? { endpoint: options.endpoint } : {}),
       forcePathStyle: options.forcePathStyle ?? Boolean(options.endpoint),
@@ -38,7 +52,7 @@ export class S3DocumentStore implements DocumentStore {
       // Retries belong to the render operation (its own attempts and backoff), not hidden in the SDK.
       maxAttempts: 1,
       requestHandler: { requestTimeout: options.timeoutMs ?? 30_000, connectionTimeout: Math.min(options.timeoutMs ?? 30_000, 5_000) },
-    });
+    };
   }
 
   get describe(): string {
@@ -57,7 +71,8 @@ export class S3DocumentStore implements DocumentStore {
 
   async put(key: string, bytes: Buffer, contentType: string): Promise<void> {
     try {
-      await this.client.send(new PutObjectCommand({ Bucket: this.options.bucket, Key: this.key(key), Body: bytes, ContentType: contentType }));
+      const { sdk, client } = await this.connection;
+      await client.send(new sdk.PutObjectCommand({ Bucket: this.options.bucket, Key: this.key(key), Body: bytes, ContentType: contentType }));
     } catch (err) {
       this.fail('put', key, err);
     }
@@ -65,7 +80,8 @@ export class S3DocumentStore implements DocumentStore {
 
   async get(key: string): Promise<Buffer | null> {
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
+      const { sdk, client } = await this.connection;
+      const out = await client.send(new sdk.GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
       if (!out.Body) return null;
       return Buffer.from(await out.Body.transformToByteArray());
     } catch (err) {
@@ -76,7 +92,8 @@ export class S3DocumentStore implements DocumentStore {
 
   async exists(key: string): Promise<boolean> {
     try {
-      await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
+      const { sdk, client } = await this.connection;
+      await client.send(new sdk.HeadObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
       return true;
     } catch (err) {
       if (statusOf(err) === 404 || (err as Error).name === 'NotFound') return false;
@@ -86,7 +103,8 @@ export class S3DocumentStore implements DocumentStore {
 
   async delete(key: string): Promise<void> {
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
+      const { sdk, client } = await this.connection;
+      await client.send(new sdk.DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
     } catch (err) {
       if (statusOf(err) === 404) return;
       this.fail('delete', key, err);
@@ -94,6 +112,7 @@ export class S3DocumentStore implements DocumentStore {
   }
 
   async close(): Promise<void> {
-    this.client.destroy();
+    const connected = await this.connection.catch(() => undefined);
+    connected?.client.destroy();
   }
 }

@@ -1,4 +1,4 @@
-import { SESv2Client, SendEmailCommand, type SESv2ClientConfig } from '@aws-sdk/client-sesv2';
+import type { SESv2Client, SESv2ClientConfig } from '@aws-sdk/client-sesv2';
 import { RetryableError, SingleshotError, parseRetryAfter } from '@singleshot/core';
 import { errorCode, errorFor } from './classify';
 import { classifySdkTransport, classifySesError } from './classify-native';
@@ -10,6 +10,12 @@ import type { CallContext, Provider, ProviderDeps, SendRequest, SendResult, SesP
 
 /** The SES message tag that carries the operation key into event publishing (SNS, Firehose, CloudWatch). */
 export const SES_OPERATION_TAG = 'singleshot-operation';
+
+type SesSdk = typeof import('@aws-sdk/client-sesv2');
+
+// The SES SDK (about 4 MB of heap) loads when an `ses` provider is configured, not in every process.
+let sesSdk: Promise<SesSdk> | undefined;
+const loadSesSdk = () => (sesSdk ??= import('@aws-sdk/client-sesv2'));
 
 /**
  * `type: ses`: Amazon SES v2 `SendEmail` with the official SDK. Region,
@@ -32,7 +38,7 @@ export class SesProvider implements Provider {
   readonly type = 'ses' as const;
   readonly name: string;
   private readonly options: SesProviderConfig;
-  private readonly client: SESv2Client;
+  private readonly connection: Promise<{ sdk: SesSdk; client: SESv2Client }>;
   private readonly inFlight: InFlight;
 
   constructor(input: SesProviderOptions, _deps: ProviderDeps = {}) {
@@ -55,7 +61,9 @@ export class SesProvider implements Provider {
           }
         : {}),
     };
-    this.client = new SESv2Client(config);
+    this.connection = loadSesSdk().then((sdk) => ({ sdk, client: new sdk.SESv2Client(config) }));
+    // A failed load is reported by the first send (as nothing sent, in ready()).
+    this.connection.catch(() => undefined);
   }
 
   async send(req: SendRequest, ctx: CallContext): Promise<SendResult> {
@@ -63,15 +71,15 @@ export class SesProvider implements Provider {
   }
 
   async close(): Promise<void> {
-    if (await this.inFlight.close()) this.client.destroy();
+    if (await this.inFlight.close()) (await this.connection.catch(() => undefined))?.client.destroy();
   }
 
   private async call(req: SendRequest, ctx: CallContext): Promise<SendResult> {
     const deadline = startDeadline(ctx, this.options.timeoutMs);
     try {
       // Resolved first, so a missing region or credential chain is "nothing sent", not in doubt.
-      await this.ready();
-      const command = new SendEmailCommand({
+      const { sdk, client } = await this.ready();
+      const command = new sdk.SendEmailCommand({
         FromEmailAddress: this.options.from,
         Destination: { ToAddresses: [req.recipient] },
         Content: {
@@ -84,7 +92,7 @@ export class SesProvider implements Provider {
         EmailTags: [{ Name: SES_OPERATION_TAG, Value: req.operationKey }],
         ...(this.options.configurationSetName ? { ConfigurationSetName: this.options.configurationSetName } : {}),
       });
-      const out = await this.client.send(command, { abortSignal: deadline.signal });
+      const out = await client.send(command, { abortSignal: deadline.signal });
       if (out.MessageId) return { externalId: out.MessageId, detail: `HTTP ${out.$metadata.httpStatusCode ?? 200}` };
       throw errorFor({ outcome: 'in_doubt', safeToFallback: false }, `${this.name}: SendEmail answered without a MessageId`, 'NO_PROVIDER_ID');
     } catch (err) {
@@ -94,10 +102,12 @@ export class SesProvider implements Provider {
     }
   }
 
-  private async ready(): Promise<void> {
+  private async ready(): Promise<{ sdk: SesSdk; client: SESv2Client }> {
     try {
-      await this.client.config.region();
-      await this.client.config.credentials();
+      const connected = await this.connection;
+      await connected.client.config.region();
+      await connected.client.config.credentials();
+      return connected;
     } catch (err) {
       throw new RetryableError(`${this.name}: no region or credentials (${err instanceof Error ? err.name : 'error'})`, 'AWS_CONFIG_UNAVAILABLE', { safeToFallback: true, cause: err });
     }

@@ -1,4 +1,4 @@
-import twilio from 'twilio';
+import type twilioType from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient';
 import { PermanentError, SingleshotError, parseRetryAfter } from '@singleshot/core';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -25,6 +25,10 @@ function formBody(data: unknown): string {
   }
   return form.toString();
 }
+
+// The twilio SDK (about 6 MB of heap) loads on the first SMS, not in every process.
+let twilioSdk: Promise<typeof twilioType> | undefined;
+const loadTwilio = () => (twilioSdk ??= import('twilio').then((m) => m.default));
 
 /**
  * `type: twilio-sms`: the official `twilio` SDK's Messages API, with its HTTP
@@ -59,6 +63,7 @@ export class TwilioSmsProvider implements Provider {
     // The SDK calls the client once per create; a client per send binds this call's deadline to it.
     const answered: Answered = {};
     const httpClient = { request: (opts: TwilioRequest) => this.request(opts, ctx, answered) } as unknown as RequestClient;
+    const twilio = await loadTwilio();
     const client = twilio(this.options.accountSid, this.options.authToken, { httpClient, autoRetry: false, lazyLoading: true });
     const { from, messagingServiceSid } = this.options;
     let message: { sid?: unknown; status?: unknown };
