@@ -1,12 +1,10 @@
 import { Command } from 'commander';
-import { startCommand } from './commands/start';
 import { registerOps } from './commands/ops';
 import { registerJournal } from './commands/journal';
 import { registerMessages } from './commands/messages';
 import { registerQueues } from './commands/queues';
 import { registerDlq } from './commands/dlq';
 import { registerBench, registerLoadtest } from './commands/loadtest';
-
 
 const program = new Command()
   .name('singleshot')
@@ -19,7 +17,8 @@ program
   .option('--only <apps>', 'comma-separated: ingest,decision,render,delivery,dashboard (default: all)')
   .option('--processes <n>', 'processes to spread the apps over: 1 = all in this process, 2 = ingest | workers, 3 = ingest | decision | delivery (default: 3 on a multi-core machine, else 1)')
   .option('--config <file>', 'config file (YAML or JSON); default $SINGLESHOT_CONFIG or ./singleshot.config.yaml')
-  .action(startCommand);
+  // Loaded only for `start`: the other commands never pay for the apps, and an app process loads only its own.
+  .action(async (opts: { only?: string; config?: string; processes?: string }) => (await import('./commands/start')).startCommand(opts));
 
 registerOps(program);
 registerMessages(program);

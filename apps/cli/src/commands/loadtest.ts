@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { formatReport, runLoadtest, type LoadtestReport } from '../loadtest/run';
+import type { LoadtestReport } from '../loadtest/run';
 import type { FleetLayout } from '../loadtest/fleet';
 import { printTable } from '../format';
 
@@ -29,6 +29,8 @@ export function registerLoadtest(program: Command): void {
     .option('--json', 'print the report as JSON')
     .option('--no-progress', 'no progress bar')
     .action(async (opts) => {
+      // The load generator (undici, the progress bar, the fleet) loads only when used.
+      const { formatReport, runLoadtest } = await import('../loadtest/run');
       const report = await runLoadtest({
         url: opts.url,
         events: opts.rate ? opts.rate * opts.duration : opts.events,
@@ -64,6 +66,7 @@ export function registerBench(program: Command): void {
     .option('--concurrency <c>', 'requests in flight', int('--concurrency', 1), 96)
     .option('--json', 'print the reports as JSON')
     .action(async (opts) => {
+      const { formatReport, runLoadtest } = await import('../loadtest/run');
       const results: { variant: string; report: LoadtestReport }[] = [];
       for (const variant of BENCH_VARIANTS) {
         if (!opts.json) console.log(`\n== ${variant.name}`);

@@ -2,8 +2,6 @@ import { availableParallelism } from 'node:os';
 import { readConfigFile, type Config } from '@singleshot/config';
 import { createLogger } from '@singleshot/observability';
 import { SingleshotError } from '@singleshot/core';
-import { DashboardStartError, checkDashboardConfig } from '@singleshot/dashboard';
-import { IngestStartError, checkIngestConfig } from '@singleshot/ingest';
 import { createRuntimeOrExit, loadConfigOrExit, onShutdown } from '@singleshot/runtime';
 import { NoRedisError, redisAnswers, startEmbeddedRedis, type EmbeddedRedis } from '../embedded-redis';
 import { APP_NAMES, runApps, type AppName } from '../run-apps';
@@ -57,7 +55,7 @@ export async function startCommand(opts: { only?: string; config?: string; proce
   const only = parseOnly(opts.only);
   const processes = parseProcesses(opts.processes);
   const config: Config = loadConfigOrExit(opts.config);
-  refuseUnsafeListeners(config, only);
+  await refuseUnsafeListeners(config, only);
   let embedded: EmbeddedRedis | undefined;
   if (!config.redis.cluster && !redisWasNamed(opts.config) && !(await redisAnswers(config.redis.url))) {
     try {
@@ -107,12 +105,15 @@ export async function startCommand(opts: { only?: string; config?: string; proce
  * dashboard address stops the process with exit 2 and a message saying what
  * to configure (before Redis is touched).
  */
-function refuseUnsafeListeners(config: Config, only: readonly AppName[]): void {
+async function refuseUnsafeListeners(config: Config, only: readonly AppName[]): Promise<void> {
+  // Each app's module loads only where that app runs (or is supervised).
+  const ingest = only.includes('ingest') ? await import('@singleshot/ingest') : undefined;
+  const dashboard = only.includes('dashboard') ? await import('@singleshot/dashboard') : undefined;
   try {
-    if (only.includes('ingest')) checkIngestConfig(config);
-    if (only.includes('dashboard')) checkDashboardConfig(config);
+    ingest?.checkIngestConfig(config);
+    dashboard?.checkDashboardConfig(config);
   } catch (err) {
-    if (err instanceof IngestStartError || err instanceof DashboardStartError) {
+    if ((ingest && err instanceof ingest.IngestStartError) || (dashboard && err instanceof dashboard.DashboardStartError)) {
       console.error(`${(err as SingleshotError).code}: ${err.message}`);
       process.exit(2);
     }
