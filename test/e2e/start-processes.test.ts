@@ -52,13 +52,14 @@ describe('singleshot start over several processes', () => {
     cleanup?.();
   });
 
-  function start(): { child: ChildProcess; pids: number[] } {
+  function start(): { child: ChildProcess; pids: number[]; events: { event: string; pid: number }[] } {
     const child = spawn(process.execPath, [CLI_MAIN, 'start', '--only', 'ingest,decision,delivery', '--processes', '3', '--config', file], {
       cwd: REPO_ROOT,
       env: { ...process.env, METRICS_PORT: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const pids: number[] = [];
+    const events: { event: string; pid: number }[] = [];
     let buffer = '';
     child.stdout?.on('data', (chunk: Buffer) => {
       buffer += chunk.toString();
@@ -68,12 +69,13 @@ describe('singleshot start over several processes', () => {
         try {
           const entry = JSON.parse(line) as { event?: string; pid?: number };
           if (entry.event === 'app_process_started' && typeof entry.pid === 'number') pids.push(entry.pid);
+          else if (entry.event && typeof entry.pid === 'number') events.push({ event: entry.event, pid: entry.pid });
         } catch {
           // not a log line
         }
       }
     });
-    return { child, pids };
+    return { child, pids, events };
   }
 
   const exited = (child: ChildProcess) => new Promise<number | null>((r) => (child.exitCode !== null ? r(child.exitCode) : child.once('exit', (code) => r(code))));
@@ -94,6 +96,22 @@ describe('singleshot start over several processes', () => {
     expect(await exited(child)).toBe(0);
     expect(pids.some(alive)).toBe(false);
     expect(sink.requests).toHaveLength(1);
+  });
+
+  // systemd's default KillMode=control-group sends SIGTERM to every process of
+  // the unit at once. Each child then has its own signal, and the supervisor's
+  // stop must not be a second one: a second signal means "exit now", which
+  // drops in-flight work instead of finishing or releasing it.
+  it('stops gracefully when every process gets SIGTERM at once', async () => {
+    const { child, pids, events } = start();
+    await waitUntil(() => pids.length === 3, 'three app processes', { timeoutMs: 30_000 });
+    await waitUntil(() => fetch(`http://127.0.0.1:${ingestPort}/healthz`).then((r) => r.ok, () => false), 'ingest healthy', { timeoutMs: 30_000 });
+    await waitUntil(() => pids.every((pid) => events.some((e) => e.pid === pid && e.event === 'singleshot_started')), 'every app process started', { timeoutMs: 30_000 });
+    for (const pid of [child.pid as number, ...pids]) process.kill(pid, 'SIGTERM');
+    expect(await exited(child)).toBe(0);
+    expect(pids.some(alive)).toBe(false);
+    expect(events.filter((e) => e.event === 'shutdown_forced'), JSON.stringify({ sup: child.pid, pids })).toEqual([]);
+    for (const pid of pids) expect(events).toContainEqual({ event: 'shutdown_complete', pid });
   });
 
   it('a SIGKILLed command does not leave its app processes running', async () => {

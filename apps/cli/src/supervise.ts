@@ -80,7 +80,11 @@ export function superviseApps(opts: { groups: AppName[][]; config?: string; redi
             new Promise<void>((resolve) => {
               if (child.exitCode !== null || child.signalCode !== null) return resolve();
               child.once('exit', () => resolve());
-              child.kill('SIGTERM');
+              // Asked over IPC, not signalled: a child that got its own SIGTERM
+              // (systemd signals every process of the unit) would take a second
+              // signal as "exit now" and drop its in-flight work.
+              if (child.connected) child.send(STOP_MESSAGE, (err) => err && child.kill('SIGTERM'));
+              else child.kill('SIGTERM');
             }),
         ),
       );
@@ -88,8 +92,24 @@ export function superviseApps(opts: { groups: AppName[][]; config?: string; redi
   };
 }
 
-/** In a supervised child: stop gracefully when the supervisor goes away (its IPC channel closes). */
-export function stopWhenSupervisorGoes(): void {
-  if (process.env.SINGLESHOT_SUPERVISED !== '1' || !process.send) return;
-  process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
+/** What the supervisor sends a child it stops. */
+const STOP_MESSAGE = { type: 'singleshot:stop' } as const;
+
+/**
+ * In a supervised child: stop gracefully when the supervisor asks (over IPC) or
+ * goes away (its IPC channel closes). Until the app has its graceful stop
+ * (`onShutdown`'s), either ends the process with SIGTERM: nothing is in flight yet.
+ * Returns the setter for that graceful stop.
+ */
+export function stopWhenSupervisorGoes(): (gracefulStop: (reason: string) => void) => void {
+  let graceful: ((reason: string) => void) | undefined;
+  if (process.env.SINGLESHOT_SUPERVISED !== '1' || !process.send) return () => undefined;
+  const stop = (reason: string) => (graceful ? graceful(reason) : process.kill(process.pid, 'SIGTERM'));
+  process.on('message', (message: unknown) => {
+    if ((message as { type?: unknown } | null)?.type === STOP_MESSAGE.type) stop('supervisor');
+  });
+  process.once('disconnect', () => stop('supervisor_gone'));
+  return (gracefulStop) => {
+    graceful = gracefulStop;
+  };
 }

@@ -87,17 +87,19 @@ export async function startCommand(opts: { only?: string; config?: string; proce
     });
     return;
   }
-  stopWhenSupervisorGoes();
+  const whenSupervisorStops = stopWhenSupervisorGoes();
   const rt = await createRuntimeOrExit(config, { app: 'singleshot' });
   if (embedded) rt.logger.info({ redis: embedded.url, dir: embedded.dir }, 'started an embedded redis-server (AOF on)');
   // Alone in its process, delivery serves health and metrics on its own port.
   const apps = await runApps(rt, only, only.length === 1 && only[0] === 'delivery' ? { metricsPort: rt.config.delivery.metricsPort } : {});
   rt.logger.info({ event: 'singleshot_started', apps: only, ingestPort: apps.ingestPort, metricsPort: apps.metricsPort }, 'singleshot started');
-  onShutdown(rt.logger, async () => {
-    await apps.close();
-    await rt.close();
-    await embedded?.stop();
-  });
+  whenSupervisorStops(
+    onShutdown(rt.logger, async () => {
+      await apps.close();
+      await rt.close();
+      await embedded?.stop();
+    }),
+  );
 }
 
 /**
