@@ -101,7 +101,10 @@ async function main(): Promise<void> {
       // An AOF rewrite in progress during a second marks it with `*`; `|` ends
       // the lead-in, whose seconds are shown but left out of the percentiles.
       const rewriting = new Set(m.rewriteSeconds ?? []);
-      const perSecond = (m.latencyBySecond ?? []).map((s) => `${s.second === openWarmSeconds && s.second > 0 ? '| ' : ''}${s.p95}(${s.ackP95})${rewriting.has(s.second) ? '*' : ''}`);
+      const seconds = m.latencyBySecond ?? [];
+      // Before the first measured second, even if a second without samples precedes it.
+      const measuredFrom = openWarmSeconds > 0 ? seconds.findIndex((s) => s.second >= openWarmSeconds) : -1;
+      const perSecond = seconds.map((s, i) => `${i === measuredFrom && i > 0 ? '| ' : ''}${s.p95}(${s.ackP95})${rewriting.has(s.second) ? '*' : ''}`);
       log(`  p95 by second sent: ${perSecond.join(' ')}${m.redis ? `; Redis forks ${m.redis.forks}, latency monitor ${JSON.stringify(m.redis.latencyMaxMs)}` : ''}`);
     }
   }
