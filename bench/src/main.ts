@@ -32,6 +32,9 @@ const { values: a } = parseArgs({
     processes: { type: 'string' },
     appendfsync: { type: 'string', default: 'everysec' },
     'no-open-loop': { type: 'boolean', default: false },
+    // Diagnostic: Redis's automatic AOF rewrites off (AOF still on). Shows what
+    // the rewrites cost; such a run judges no target and writes no BENCHMARKS.md.
+    'no-aof-rewrite': { type: 'boolean', default: false },
     'write-md': { type: 'boolean' },
     out: { type: 'string' },
     report: { type: 'string' },
@@ -53,7 +56,9 @@ const openWarmSeconds = Number(a['open-warm-seconds'] ?? (quick ? 2 : 10));
 // A fixed open-loop rate (notifications/s) for every system, instead of half of each one's own maximum.
 const openRate = a['open-rate'] === undefined ? undefined : Number(a['open-rate']);
 const systems = (a.systems?.split(',') ?? SYSTEMS.map((s) => s.id)) as SystemId[];
-const common = { concurrency: Number(a.concurrency), appendfsync: a.appendfsync as 'everysec' | 'always', drainSeconds: quick ? 60 : 300, ...(a.processes ? { processes: Number(a.processes) } : {}) };
+const diagnostic = a['no-aof-rewrite'] === true ? 'AOF rewrites off (--no-aof-rewrite), not the measured configuration' : undefined;
+if (diagnostic && a['write-md']) throw new Error(`bench: --write-md refused: ${diagnostic}`);
+const common = { concurrency: Number(a.concurrency), appendfsync: a.appendfsync as 'everysec' | 'always', ...(diagnostic ? { aofRewrite: false } : {}), drainSeconds: quick ? 60 : 300, ...(a.processes ? { processes: Number(a.processes) } : {}) };
 
 function version(cmd: string, args: string[]): string {
   const out = spawnSync(cmd, args, { encoding: 'utf8' });
@@ -80,7 +85,7 @@ function versions(): Record<string, string> {
 async function main(): Promise<void> {
   const started = new Date();
   const loadAtStart = machine().loadAverage;
-  log(`bench: ${workload.events} events × ${workload.recipients} recipients × ${workload.dup} parallel arrivals, ${workload.inFlight} requests in flight, worker concurrency ${common.concurrency}, AOF ${common.appendfsync}, ${rounds} round(s)`);
+  log(`bench: ${workload.events} events × ${workload.recipients} recipients × ${workload.dup} parallel arrivals, ${workload.inFlight} requests in flight, worker concurrency ${common.concurrency}, AOF ${common.appendfsync}, ${rounds} round(s)${diagnostic ? `; diagnostic: ${diagnostic}` : ''}`);
   const runs = new Map<SystemId, Measurement[]>(systems.map((s) => [s, []]));
   for (let round = 1; round <= rounds; round++) {
     for (const system of systems) {
@@ -115,16 +120,18 @@ async function main(): Promise<void> {
   log(tables);
   log('');
   for (const line of ratios(summaries, reference)) log(line);
-  const targets = checkTargets(summaries);
+  // A diagnostic run's figures are not the measured configuration's: no target is judged on them.
+  const targets = diagnostic ? [] : checkTargets(summaries);
   if (targets.length) log(`\nissue 8 targets:\n${targetLines(targets).join('\n')}`);
+  if (diagnostic) log(`\nissue 8 targets: not judged (diagnostic: ${diagnostic})`);
   const env = { machine: { ...machine(), loadAverageAtStart: loadAtStart }, versions: versions() };
-  const result = { startedAt: started.toISOString(), quick, workload, options: common, rounds, env, summaries, targets, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open) };
+  const result = { startedAt: started.toISOString(), quick, ...(diagnostic ? { diagnostic } : {}), workload, options: common, rounds, env, summaries, targets, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open) };
   const dir = join(root, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const out = a.out ?? join(dir, quick ? 'quick-latest.json' : `${started.toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(out, JSON.stringify(result, null, 2));
   log(`\nresults: ${out}`);
-  if (a['write-md'] ?? !quick) {
+  if (a['write-md'] ?? (!quick && !diagnostic)) {
     writeFileSync(join(root, 'BENCHMARKS.md'), benchmarksMarkdown(result, out.startsWith(root) ? out.slice(root.length + 1) : out));
     log('wrote BENCHMARKS.md');
   }

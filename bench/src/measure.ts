@@ -95,10 +95,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function measure(
   system: SystemId,
   w: Workload,
-  opts: { concurrency: number; appendfsync: 'everysec' | 'always'; drainSeconds: number; eventsPerSecond?: number; warmSeconds?: number; processes?: number },
+  opts: { concurrency: number; appendfsync: 'everysec' | 'always'; aofRewrite?: boolean; drainSeconds: number; eventsPerSecond?: number; warmSeconds?: number; processes?: number },
 ): Promise<Measurement> {
   const sink = await startSink();
-  const sys = await startSystem(system, { sinkPort: sink.port, concurrency: opts.concurrency, appendfsync: opts.appendfsync, ...(opts.processes ? { processes: opts.processes } : {}) });
+  const sys = await startSystem(system, { sinkPort: sink.port, concurrency: opts.concurrency, appendfsync: opts.appendfsync, aofRewrite: opts.aofRewrite ?? true, ...(opts.processes ? { processes: opts.processes } : {}) });
   try {
     const pairsOf = (prefix: string) => {
       let n = 0;

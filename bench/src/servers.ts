@@ -47,13 +47,20 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** A throwaway redis-server: free port, temp dir, AOF on with the given fsync, noeviction. */
-export async function startRedis(appendfsync: 'everysec' | 'always'): Promise<BenchServer> {
+/**
+ * A throwaway redis-server: free port, temp dir, AOF on with the given fsync,
+ * noeviction. `aofRewrite: false` turns off Redis's automatic AOF rewrite
+ * (`auto-aof-rewrite-percentage 0`; the AOF is still written and fsynced):
+ * only for the bench's diagnostic `--no-aof-rewrite`, never the measured
+ * configuration.
+ */
+export async function startRedis(appendfsync: 'everysec' | 'always', aofRewrite = true): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'singleshot-bench-redis-'));
   const port = await freePort();
   const child = spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', appendfsync,
+      ...(aofRewrite ? [] : ['--auto-aof-rewrite-percentage', '0']),
       '--save', '', '--maxmemory-policy', 'noeviction', '--daemonize', 'no'],
     { stdio: 'ignore' },
   );
