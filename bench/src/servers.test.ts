@@ -22,26 +22,16 @@ async function config(url: string, names: string[]): Promise<Record<string, stri
 // turn off only the automatic rewrite, never the AOF itself (issue 8: AOF stays
 // on in what is measured).
 describe('bench Redis', () => {
-  it('runs with AOF everysec and automatic rewrites by default', async () => {
-    const server = await startRedis('everysec');
+  it.each([
+    { name: 'runs with AOF everysec and automatic rewrites by default', aofRewrite: undefined, percentage: '100' },
+    { name: 'keeps the AOF on when only the automatic rewrite is turned off', aofRewrite: false, percentage: '0' },
+  ])('$name', async ({ aofRewrite, percentage }) => {
+    const server = await startRedis('everysec', aofRewrite);
     try {
       expect(await config(server.url, ['appendonly', 'appendfsync', 'auto-aof-rewrite-percentage'])).toEqual({
         appendonly: 'yes',
         appendfsync: 'everysec',
-        'auto-aof-rewrite-percentage': '100',
-      });
-    } finally {
-      await server.stop();
-    }
-  });
-
-  it('keeps the AOF on when only the automatic rewrite is turned off', async () => {
-    const server = await startRedis('everysec', false);
-    try {
-      expect(await config(server.url, ['appendonly', 'appendfsync', 'auto-aof-rewrite-percentage'])).toEqual({
-        appendonly: 'yes',
-        appendfsync: 'everysec',
-        'auto-aof-rewrite-percentage': '0',
+        'auto-aof-rewrite-percentage': percentage,
       });
     } finally {
       await server.stop();
