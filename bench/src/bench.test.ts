@@ -14,7 +14,11 @@ describe('bench machinery', () => {
       expect(m.notifications).toBe(60);
       expect(m.failedRequests).toBe(0);
       if (system.exact) expect(m.duplicates).toBe(0);
-      if (system.store === 'redis') expect(m.redis?.commandsPerNotification).toBeGreaterThan(0);
+      if (system.store === 'redis') {
+        expect(m.redis?.commandsPerNotification).toBeGreaterThan(0);
+        // Every system's writes reach the AOF (appendonly yes): a zero means the watcher read nothing.
+        expect(m.redis?.aofBytesPerNotification).toBeGreaterThan(0);
+      }
       if (system.id.startsWith('singleshot')) expect(m.stages?.deliverRunMs.p50).toBeGreaterThanOrEqual(0);
     });
   }

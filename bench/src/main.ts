@@ -91,7 +91,7 @@ async function main(): Promise<void> {
     for (const system of systems) {
       const m = await measure(system, workload, common);
       runs.get(system)?.push(m);
-      log(`round ${round} ${system}: ${m.perSecond}/s, p50/p95/p99 ${m.latencyMs.p50}/${m.latencyMs.p95}/${m.latencyMs.p99} ms, dup ${m.duplicates}, lost ${m.lost}, CPU ms/notif ${JSON.stringify(m.cpuMsPerNotification.byProcess)} store ${m.cpuMsPerNotification.store}, syscalls/notif fleet ${m.syscallsPerNotification.fleet} store ${m.syscallsPerNotification.store}${m.redis ? `, redis cmds ${m.redis.commandsPerNotification} scripts ${m.redis.scriptCallsPerNotification}` : ''}`);
+      log(`round ${round} ${system}: ${m.perSecond}/s, p50/p95/p99 ${m.latencyMs.p50}/${m.latencyMs.p95}/${m.latencyMs.p99} ms, dup ${m.duplicates}, lost ${m.lost}, CPU ms/notif ${JSON.stringify(m.cpuMsPerNotification.byProcess)} store ${m.cpuMsPerNotification.store}, syscalls/notif fleet ${m.syscallsPerNotification.fleet} store ${m.syscallsPerNotification.store}${m.redis ? `, redis cmds ${m.redis.commandsPerNotification} scripts ${m.redis.scriptCallsPerNotification} AOF bytes ${m.redis.aofBytesPerNotification}` : ''}`);
     }
   }
   const open = new Map<SystemId, Measurement>();

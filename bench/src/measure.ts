@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { drive, type DriverResult, type Workload } from './driver';
 import { cpuSecondsOf, cpuSecondsOfTree, peakRssMb, peakRssOfTreeMb, syscallsOfTree } from './proc';
 import { startSink } from './sink';
-import { bullmqJobTimes, dropCompletedJobs, postgresSize, redisResetStats, redisSnapshot, scrape, watchAofRewrites } from './store-stats';
+import { bullmqJobTimes, dropCompletedJobs, postgresSize, redisResetStats, redisSnapshot, scrape, watchAof } from './store-stats';
 import { quantiles, round } from './stats';
 import { startSystem, type SystemId } from './systems';
 
@@ -45,6 +45,8 @@ export interface Measurement {
     bytesPerOperation: number;
     /** The same once the completed jobs are gone (their retention expired): what the dedup and audit records cost. */
     bytesPerOperationWithoutJobs: number;
+    /** Bytes appended to the AOF per notification during the run (store-stats.ts watchAof): what each rewrite threshold is reached by. */
+    aofBytesPerNotification: number;
     /** Forks (AOF rewrites) during the run, and Redis's latency monitor: event → worst ms (≥ 10 ms only). */
     forks: number;
     latencyMaxMs: Record<string, number>;
@@ -141,13 +143,13 @@ export async function measure(
     // seconds' p95 at several times the rest (see latencyBySecond).
     const lead = opts.eventsPerSecond && opts.warmSeconds ? Math.round(opts.eventsPerSecond * opts.warmSeconds) : 0;
     const expected = (w.events + lead) * w.recipients;
-    const rewrites = redis && opts.eventsPerSecond ? watchAofRewrites(sys.store.url) : undefined;
+    const aof = redis ? watchAof(sys.store.url) : undefined;
     const driven = await drive(sys.ingestUrl, run, { ...w, events: w.events + lead }, opts.eventsPerSecond ? { eventsPerSecond: opts.eventsPerSecond } : undefined);
     await waitPairs(prefix, expected, opts.drainSeconds);
-    const rewriteAt = rewrites ? await rewrites.stop() : [];
     const reachedAt = performance.now();
     // A little longer, so a late duplicate is still seen and jobs finish.
     await sleep(1500);
+    const aofSeen = aof ? await aof.stop() : { rewritingAt: [], bytesAppended: 0 };
 
     const cpuAfter = sys.fleet.map((p) => cpuSecondsOfTree(p.pid));
     const storeAfter = redis ? cpuSecondsOf(sys.store.pid) : cpuSecondsOfTree(sys.store.pid);
@@ -184,7 +186,7 @@ export async function measure(
       latencyMs: quantiles(latencies),
       ackMs: quantiles(acks),
       ...(opts.eventsPerSecond ? { latencyBySecond: bySecond(ours, driven) } : {}),
-      ...(rewrites ? { rewriteSeconds: [...new Set(rewriteAt.map((t) => Math.floor((t - driven.startedAt) / 1000)))].filter((sec) => sec >= 0) } : {}),
+      ...(aof && opts.eventsPerSecond ? { rewriteSeconds: [...new Set(aofSeen.rewritingAt.map((t) => Math.floor((t - driven.startedAt) / 1000)))].filter((sec) => sec >= 0) } : {}),
       cpuMsPerNotification: { fleet: round(fleetMs), store: round(storeMs), harness: round((self.user + self.system) / 1000 / n), system: round(fleetMs + storeMs), byProcess },
       syscallsPerNotification: { fleet: round((sysAfter.fleet - before.sys.fleet) / n, 1), store: round((sysAfter.store - before.sys.store) / n, 1) },
       peakRssMb: {
@@ -202,7 +204,7 @@ export async function measure(
           .slice(0, 24)
           .map(([k, v]) => [k, round(v / n)]),
       );
-      m.redis = { commandsPerNotification: round(total / n, 1), scriptCallsPerNotification: round(scripts / n, 2), top, bytesPerOperation: round((after.usedMemory - before.redis.usedMemory) / n, 0), bytesPerOperationWithoutJobs: Number.NaN, forks: after.forks - before.redis.forks, latencyMaxMs: after.latencyMaxMs };
+      m.redis = { commandsPerNotification: round(total / n, 1), scriptCallsPerNotification: round(scripts / n, 2), top, bytesPerOperation: round((after.usedMemory - before.redis.usedMemory) / n, 0), bytesPerOperationWithoutJobs: Number.NaN, aofBytesPerNotification: round(aofSeen.bytesAppended / n, 0), forks: after.forks - before.redis.forks, latencyMaxMs: after.latencyMaxMs };
     } else {
       m.postgres = { bytesPerOperation: round(((await postgresSize(sys.store.url)) - before.pgBytes) / n, 0) };
     }

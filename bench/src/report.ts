@@ -19,6 +19,8 @@ export interface Summary {
   scriptCallsPerNotification?: number;
   bytesPerOperation?: number;
   bytesPerOperationWithoutJobs?: number;
+  /** Bytes appended to Redis's AOF per notification (median over the rounds). */
+  aofBytesPerNotification?: number;
   openLoop?: { offeredPerSecond: number; perSecond: number; p50: number; p95: number; p99: number; duplicates: number; lost: number; stages?: Measurement['stages'] };
   stages?: Measurement['stages'];
 }
@@ -47,7 +49,7 @@ export function summarize(id: SystemId, runs: Measurement[], open?: Measurement)
     },
     peakRssMb: { fleet: med((r) => r.peakRssMb.fleet), store: med((r) => r.peakRssMb.store) },
     syscallsPerNotification: { fleet: med((r) => r.syscallsPerNotification.fleet), store: med((r) => r.syscallsPerNotification.store) },
-    ...(redis ? { redisCommandsPerNotification: med((r) => r.redis?.commandsPerNotification), scriptCallsPerNotification: med((r) => r.redis?.scriptCallsPerNotification) } : {}),
+    ...(redis ? { redisCommandsPerNotification: med((r) => r.redis?.commandsPerNotification), scriptCallsPerNotification: med((r) => r.redis?.scriptCallsPerNotification), aofBytesPerNotification: med((r) => r.redis?.aofBytesPerNotification) } : {}),
     bytesPerOperation: med((r) => r.redis?.bytesPerOperation ?? r.postgres?.bytesPerOperation),
     bytesPerOperationWithoutJobs: med((r) => r.redis?.bytesPerOperationWithoutJobs ?? r.postgres?.bytesPerOperation),
     ...(open
@@ -64,10 +66,10 @@ const f2 = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? 
 export function markdownTables(s: Summary[], reference: SystemId): string {
   const ref = s.find((x) => x.system === reference);
   const lines = [
-    `| system | notifications/s (median, min–max) | ${ref?.name ?? reference} ÷ this | p50 / p95 / p99 ms (saturated) | duplicates | lost | CPU ms/notification fleet + store = system (harness) | Redis commands / script calls per notification | syscalls per notification fleet / store | peak RSS fleet / store MiB | store bytes per operation: jobs retained / jobs gone |`,
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    `| system | notifications/s (median, min–max) | ${ref?.name ?? reference} ÷ this | p50 / p95 / p99 ms (saturated) | duplicates | lost | CPU ms/notification fleet + store = system (harness) | Redis commands / script calls per notification | AOF bytes per notification | syscalls per notification fleet / store | peak RSS fleet / store MiB | store bytes per operation: jobs retained / jobs gone |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...s.map((x) =>
-      `| ${x.name} | ${f0(x.perSecond.median)} (${f0(x.perSecond.min)}–${f0(x.perSecond.max)}) | ${ref ? (ref.perSecond.median / x.perSecond.median).toFixed(2) : '—'} | ${f0(x.latencyMs.p50)} / ${f0(x.latencyMs.p95)} / ${f0(x.latencyMs.p99)} | ${x.duplicates} | ${x.lost} | ${f2(x.cpuMsPerNotification.fleet)} + ${f2(x.cpuMsPerNotification.store)} = ${f2(x.cpuMsPerNotification.system)} (${f2(x.cpuMsPerNotification.harness)}) | ${x.redisCommandsPerNotification !== undefined ? `${x.redisCommandsPerNotification} / ${x.scriptCallsPerNotification}` : '—'} | ${x.syscallsPerNotification.fleet} / ${x.syscallsPerNotification.store} | ${f0(x.peakRssMb.fleet)} / ${f0(x.peakRssMb.store)} | ${f0(x.bytesPerOperation)} / ${f0(x.bytesPerOperationWithoutJobs)} |`,
+      `| ${x.name} | ${f0(x.perSecond.median)} (${f0(x.perSecond.min)}–${f0(x.perSecond.max)}) | ${ref ? (ref.perSecond.median / x.perSecond.median).toFixed(2) : '—'} | ${f0(x.latencyMs.p50)} / ${f0(x.latencyMs.p95)} / ${f0(x.latencyMs.p99)} | ${x.duplicates} | ${x.lost} | ${f2(x.cpuMsPerNotification.fleet)} + ${f2(x.cpuMsPerNotification.store)} = ${f2(x.cpuMsPerNotification.system)} (${f2(x.cpuMsPerNotification.harness)}) | ${x.redisCommandsPerNotification !== undefined ? `${x.redisCommandsPerNotification} / ${x.scriptCallsPerNotification}` : '—'} | ${f0(x.aofBytesPerNotification)} | ${x.syscallsPerNotification.fleet} / ${x.syscallsPerNotification.store} | ${f0(x.peakRssMb.fleet)} / ${f0(x.peakRssMb.store)} | ${f0(x.bytesPerOperation)} / ${f0(x.bytesPerOperationWithoutJobs)} |`,
     ),
   ];
   if (s.some((x) => x.openLoop)) {

@@ -130,21 +130,31 @@ export async function scrape(urls: string[]): Promise<Map<string, number>> {
 }
 
 /**
- * Watches a Redis for AOF rewrites while a run goes on: polls `INFO
- * persistence` every `everyMs` and keeps the moments (performance.now()) at
- * which a rewrite was in progress, so a run's slow seconds can be set against
- * its rewrites (`Measurement.rewriteSeconds`). One connection of its own.
+ * Watches a Redis's AOF while a run goes on: polls `INFO persistence` every
+ * `everyMs` and keeps the moments (performance.now()) at which a rewrite was
+ * in progress, so a run's slow seconds can be set against its rewrites
+ * (`Measurement.rewriteSeconds`), and the bytes appended to the AOF (the sum
+ * of the growths of `aof_current_size`; when a rewrite ends the size drops to
+ * the new base, and the appends since the poll before are missed, at most
+ * `everyMs` worth). One connection of its own.
  */
-export function watchAofRewrites(url: string, everyMs = 250): { stop(): Promise<number[]> } {
+export function watchAof(url: string, everyMs = 250): { stop(): Promise<{ rewritingAt: number[]; bytesAppended: number }> } {
   const redis = new Redis(url, { maxRetriesPerRequest: 1 });
   redis.on('error', () => undefined);
-  const seen: number[] = [];
+  const rewritingAt: number[] = [];
+  let bytesAppended = 0;
+  let size: number | undefined;
   let stopped = false;
   const poll = async (): Promise<void> => {
     while (!stopped) {
       try {
         const info = await redis.info('persistence');
-        if (/^aof_rewrite_in_progress:1/m.test(info)) seen.push(performance.now());
+        if (/^aof_rewrite_in_progress:1/m.test(info)) rewritingAt.push(performance.now());
+        const now = Number(/^aof_current_size:(\d+)/m.exec(info)?.[1] ?? Number.NaN);
+        if (Number.isFinite(now)) {
+          if (size !== undefined && now > size) bytesAppended += now - size;
+          size = now;
+        }
       } catch {
         // A missed poll only loses a sample.
       }
@@ -157,7 +167,7 @@ export function watchAofRewrites(url: string, everyMs = 250): { stop(): Promise<
       stopped = true;
       await running;
       redis.disconnect();
-      return seen;
+      return { rewritingAt, bytesAppended };
     },
   };
 }
