@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { startRedis } from './servers';
+import { freePort, startRedis } from './servers';
 
 async function config(url: string, names: string[]): Promise<Record<string, string>> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
@@ -36,5 +38,25 @@ describe('bench Redis', () => {
     } finally {
       await server.stop();
     }
+  });
+});
+
+// The systems under test bind their ports a second after freePort checked
+// them; a port from the ephemeral range can meanwhile become some outgoing
+// connection's local port (EADDRINUSE in CI), one below it cannot.
+describe('bench ports', () => {
+  it('hands out loopback ports below the ephemeral range that can be bound', async () => {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
+    for (const port of ports) {
+      expect(port).toBeGreaterThanOrEqual(10_000);
+      expect(port).toBeLessThan(low);
+    }
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(ports[0], '127.0.0.1', () => resolve());
+    });
+    await new Promise((r) => server.close(r));
   });
 });

@@ -1,20 +1,45 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { childPids } from './proc';
 
-/** A free loopback TCP port. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** The kernel's ephemeral port range (Linux), or its default where it cannot be read. */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low && high) return [low, high];
+  } catch {
+    // not Linux: the IANA range
+  }
+  return [49152, 65535];
+}
+
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A free loopback TCP port below the kernel's ephemeral range. A port the OS
+ * hands out for `listen(0)` comes from that range, and so does the local port
+ * of every outgoing connection on the machine: in the second between this
+ * check and a system under test binding the port (after its start-up), a
+ * parallel test's Redis client took it once (EADDRINUSE, the split layout
+ * failed to start in CI). Below the range only another explicit bind can.
+ */
+export async function freePort(): Promise<number> {
+  const floor = 10_000;
+  const ceiling = Math.max(floor + 1_000, ephemeralRange()[0]);
+  for (let i = 0; i < 100; i++) {
+    const port = floor + Math.floor(Math.random() * (ceiling - floor));
+    if (await canBind(port)) return port;
+  }
+  throw new Error(`bench: no free loopback port in ${floor}–${ceiling - 1} after 100 tries`);
 }
 
 function canConnect(port: number): Promise<boolean> {
