@@ -5,15 +5,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { childPids } from './proc';
 
-/** The kernel's ephemeral port range (Linux), or its default where it cannot be read. */
-function ephemeralRange(): [number, number] {
+/** Where the kernel's ephemeral port range starts (Linux), or the IANA range's start where it cannot be read. */
+function ephemeralRangeStart(): number {
   try {
-    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-    if (low && high) return [low, high];
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (low > 0) return low;
   } catch {
-    // not Linux: the IANA range
+    // not Linux
   }
-  return [49152, 65535];
+  return 49152;
 }
 
 function canBind(port: number): Promise<boolean> {
@@ -34,7 +34,7 @@ function canBind(port: number): Promise<boolean> {
  */
 export async function freePort(): Promise<number> {
   const floor = 10_000;
-  const ceiling = Math.max(floor + 1_000, ephemeralRange()[0]);
+  const ceiling = Math.max(floor + 1_000, ephemeralRangeStart());
   for (let i = 0; i < 100; i++) {
     const port = floor + Math.floor(Math.random() * (ceiling - floor));
     if (await canBind(port)) return port;

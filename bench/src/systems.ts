@@ -75,7 +75,7 @@ function singleshotConfig(dir: string, redisUrl: string, ports: { ingest: number
 export async function startSystem(id: SystemId, opts: { sinkPort: number; concurrency: number; appendfsync: 'everysec' | 'always'; aofRewrite?: boolean; processes?: number }): Promise<RunningSystem> {
   const def = SYSTEMS.find((s) => s.id === id);
   if (!def) throw new Error(`bench: unknown system ${id}`);
-  const store = def.store === 'postgres' ? { ...(await startPostgres()), kind: 'postgres' as const } : { ...(await startRedis(opts.appendfsync, opts.aofRewrite ?? true)), kind: 'redis' as const };
+  const store = def.store === 'postgres' ? { ...(await startPostgres()), kind: 'postgres' as const } : { ...(await startRedis(opts.appendfsync, opts.aofRewrite)), kind: 'redis' as const };
   const port = await freePort();
   const ingestUrl = `http://127.0.0.1:${port}`;
   const children: { role: string; child: ChildProcess }[] = [];
