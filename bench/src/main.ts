@@ -16,49 +16,102 @@ import { checkTargets, targetLines } from './targets';
  * own median maximum. Prints the tables, keeps the JSON under bench/results/,
  * and (full runs) regenerates BENCHMARKS.md.
  */
-const { values: a } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    rounds: { type: 'string' },
-    events: { type: 'string' },
-    recipients: { type: 'string', default: '2' },
-    dup: { type: 'string', default: '3' },
-    'in-flight': { type: 'string', default: '64' },
-    concurrency: { type: 'string', default: '32' },
-    'open-seconds': { type: 'string' },
-    'open-warm-seconds': { type: 'string' },
-    'open-rate': { type: 'string' },
-    systems: { type: 'string' },
-    processes: { type: 'string' },
-    appendfsync: { type: 'string', default: 'everysec' },
-    'no-open-loop': { type: 'boolean', default: false },
-    // Diagnostic: Redis's automatic AOF rewrites off (AOF still on). Shows what
-    // the rewrites cost; such a run judges no target and writes no BENCHMARKS.md.
-    'no-aof-rewrite': { type: 'boolean', default: false },
-    'write-md': { type: 'boolean' },
-    out: { type: 'string' },
-    report: { type: 'string' },
-  },
-});
+const OPTIONS = {
+  quick: { type: 'boolean', default: false },
+  rounds: { type: 'string' },
+  events: { type: 'string' },
+  recipients: { type: 'string' },
+  dup: { type: 'string' },
+  'in-flight': { type: 'string' },
+  concurrency: { type: 'string' },
+  'open-seconds': { type: 'string' },
+  'open-warm-seconds': { type: 'string' },
+  'open-rate': { type: 'string' },
+  systems: { type: 'string' },
+  processes: { type: 'string' },
+  appendfsync: { type: 'string', default: 'everysec' },
+  'no-open-loop': { type: 'boolean', default: false },
+  // Diagnostic: Redis's automatic AOF rewrites off (AOF still on). Shows what
+  // the rewrites cost; such a run judges no target and writes no BENCHMARKS.md.
+  'no-aof-rewrite': { type: 'boolean', default: false },
+  'write-md': { type: 'boolean' },
+  out: { type: 'string' },
+  report: { type: 'string' },
+  help: { type: 'boolean', default: false },
+} as const;
+
+const USAGE = `usage: npm run bench [-- options]
+  --quick                 a short smoke run (1 round of 1,500 events, no BENCHMARKS.md)
+  --rounds N              saturated rounds per system, interleaved (default 5; --quick 1)
+  --events N              events per round (default 10,000; --quick 1,500)
+  --recipients N --dup N  recipients per event (2), parallel arrivals of each event (3)
+  --in-flight N           requests in flight (64)
+  --concurrency N         worker concurrency of every system (32)
+  --systems a,b           only these systems (ids: ${SYSTEMS.map((s) => s.id).join(', ')})
+  --processes N           singleshot start's --processes
+  --appendfsync everysec|always
+  --open-rate R           open loop at R notifications/s for every system, not at half of each one's maximum
+  --open-seconds S --open-warm-seconds S   the open loop's measured seconds (15) and lead-in (10)
+  --no-open-loop          saturated rounds only
+  --no-aof-rewrite        diagnostic: Redis's automatic AOF rewrites off; judges no target, writes no BENCHMARKS.md
+  --write-md              write BENCHMARKS.md (default for full runs)
+  --out FILE              where the JSON results go (default bench/results/<start time>.json)
+  --report FILE           only regenerate BENCHMARKS.md from a stored run's JSON`;
+
+function parseOptions(): ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'] {
+  try {
+    const { values } = parseArgs({ options: OPTIONS });
+    if (values.help) {
+      console.log(USAGE);
+      process.exit(0);
+    }
+    return values;
+  } catch (err) {
+    // An unknown or malformed option: say which, and how to ask for the list.
+    console.error(`bench: ${(err as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+const a = parseOptions();
+
+/** A numeric option: a clear error naming it, not a NaN that runs a bench of nothing. */
+function num(name: string, value: string | undefined, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min) {
+    console.error(`bench: --${name} must be a number ≥ ${min}, got "${value}"\n\n${USAGE}`);
+    process.exit(2);
+  }
+  return n;
+}
 
 const log = (s: string) => console.log(s);
 const root = resolve(__dirname, '../..');
 const quick = a.quick === true;
-const rounds = Number(a.rounds ?? (quick ? 1 : 3));
-const workload = { events: Number(a.events ?? (quick ? 1500 : 10_000)), recipients: Number(a.recipients), dup: Number(a.dup), inFlight: Number(a['in-flight']) };
-const openSeconds = Number(a['open-seconds'] ?? (quick ? 4 : 15));
+// Five rounds: the machine's speed drifts by tens of percent between rounds
+// (report.ts roundRatios), and a median of three moved a ratio by 0.3 between
+// runs of the same build.
+const rounds = num('rounds', a.rounds, quick ? 1 : 5);
+const workload = { events: num('events', a.events, quick ? 1500 : 10_000), recipients: num('recipients', a.recipients, 2), dup: num('dup', a.dup, 3), inFlight: num('in-flight', a['in-flight'], 64) };
+const openSeconds = num('open-seconds', a['open-seconds'], quick ? 4 : 15);
 // The lead-in of a full run is 10 s: the first 2–4 seconds of every Redis
 // system on a fresh store run at several times its later p95 (run
 // 2026-12-02T04-34-28: naive 983, 612, 217 ms; singleshot 220, 199 ms), which
 // is warm-up (JIT, heap growth, a backlog of the cold start), not the steady
 // state; 10 s keep them out with a margin.
-const openWarmSeconds = Number(a['open-warm-seconds'] ?? (quick ? 2 : 10));
+const openWarmSeconds = num('open-warm-seconds', a['open-warm-seconds'], quick ? 2 : 10, 0);
 // A fixed open-loop rate (notifications/s) for every system, instead of half of each one's own maximum.
-const openRate = a['open-rate'] === undefined ? undefined : Number(a['open-rate']);
+const openRate = a['open-rate'] === undefined ? undefined : num('open-rate', a['open-rate'], 0);
 const systems = (a.systems?.split(',') ?? SYSTEMS.map((s) => s.id)) as SystemId[];
+const unknown = systems.filter((id) => !SYSTEMS.some((s) => s.id === id));
+if (unknown.length > 0 || !['everysec', 'always'].includes(a.appendfsync ?? '')) {
+  console.error(`bench: ${unknown.length > 0 ? `unknown system(s) ${unknown.join(', ')}` : `--appendfsync must be everysec or always, got "${a.appendfsync}"`}\n\n${USAGE}`);
+  process.exit(2);
+}
 const diagnostic = a['no-aof-rewrite'] === true ? 'AOF rewrites off (--no-aof-rewrite), not the measured configuration' : undefined;
 if (diagnostic && a['write-md']) throw new Error(`bench: --write-md refused: ${diagnostic}`);
-const common = { concurrency: Number(a.concurrency), appendfsync: a.appendfsync as 'everysec' | 'always', ...(diagnostic ? { aofRewrite: false } : {}), drainSeconds: quick ? 60 : 300, ...(a.processes ? { processes: Number(a.processes) } : {}) };
+const common = { concurrency: num('concurrency', a.concurrency, 32), appendfsync: a.appendfsync as 'everysec' | 'always', ...(diagnostic ? { aofRewrite: false } : {}), drainSeconds: quick ? 60 : 300, ...(a.processes ? { processes: num('processes', a.processes, 1) } : {}) };
 
 function version(cmd: string, args: string[]): string {
   const out = spawnSync(cmd, args, { encoding: 'utf8' });

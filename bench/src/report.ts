@@ -9,6 +9,12 @@ export interface Summary {
   exact: boolean;
   rounds: number;
   perSecond: { median: number; min: number; max: number };
+  /**
+   * Each round's notifications/s, in round order. Round i of every system ran
+   * back to back, so round i of two systems is a pair that shares the machine's
+   * state of that moment (results written before this field lack it).
+   */
+  perSecondByRound?: number[];
   latencyMs: { p50: number; p95: number; p99: number };
   duplicates: number;
   lost: number;
@@ -38,6 +44,7 @@ export function summarize(id: SystemId, runs: Measurement[], open?: Measurement)
     exact: def?.exact ?? false,
     rounds: runs.length,
     perSecond: { median: med((r) => r.perSecond), min: Math.min(...runs.map((r) => r.perSecond)), max: Math.max(...runs.map((r) => r.perSecond)) },
+    perSecondByRound: runs.map((r) => r.perSecond),
     latencyMs: { p50: med((r) => r.latencyMs.p50), p95: med((r) => r.latencyMs.p95), p99: med((r) => r.latencyMs.p99) },
     duplicates: runs.reduce((s, r) => s + r.duplicates, 0),
     lost: runs.reduce((s, r) => s + r.lost, 0),
@@ -91,11 +98,29 @@ export function markdownTables(s: Summary[], reference: SystemId): string {
   return lines.join('\n');
 }
 
+/**
+ * `a`'s notifications/s ÷ `b`'s, round by round (round i with round i): on a
+ * shared VM the machine's speed drifts by tens of percent between rounds
+ * (the same build's CPU per notification moved 0.60 → 0.87 ms one round to
+ * the next), and a pair measured back to back shares that drift, so the
+ * per-round ratios show how far one run's ratio of medians can be trusted.
+ * Empty when either lacks per-round figures.
+ */
+export function roundRatios(a: Summary, b: Summary): number[] {
+  const x = a.perSecondByRound ?? [];
+  const y = b.perSecondByRound ?? [];
+  return x.slice(0, y.length).map((v, i) => round(v / (y[i] as number)));
+}
+
 /** Throughput and CPU ratios of a reference system against each other system. */
 export function ratios(s: Summary[], reference: SystemId): string[] {
   const ref = s.find((x) => x.system === reference);
   if (!ref) return [];
   return s
     .filter((x) => x.system !== reference)
-    .map((x) => `${reference} vs ${x.system}: ${(ref.perSecond.median / x.perSecond.median).toFixed(2)}× the notifications/s, ${(ref.cpuMsPerNotification.system / x.cpuMsPerNotification.system).toFixed(2)}× the system CPU per notification`);
+    .map((x) => {
+      const byRound = roundRatios(ref, x);
+      const rounds = byRound.length > 1 ? ` (round by round ${byRound.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${median(byRound).toFixed(2)}×)` : '';
+      return `${reference} vs ${x.system}: ${(ref.perSecond.median / x.perSecond.median).toFixed(2)}× the notifications/s${rounds}, ${(ref.cpuMsPerNotification.system / x.cpuMsPerNotification.system).toFixed(2)}× the system CPU per notification`;
+    });
 }

@@ -1,4 +1,4 @@
-import type { Summary } from './report';
+import { roundRatios, type Summary } from './report';
 
 /** One of issue 8's acceptance figures, as measured in this run. */
 export interface TargetCheck {
@@ -22,8 +22,12 @@ export function checkTargets(s: Summary[]): TargetCheck[] {
   for (const id of ['bullmq-naive', 'postgres-outbox'] as const) {
     const peer = s.find((x) => x.system === id);
     if (!peer) continue;
+    // Judged on the ratio of the medians (the issue's figure); the rounds' own
+    // ratios are shown beside it so a verdict on a noisy machine can be read.
     const r = ours.perSecond.median / peer.perSecond.median;
-    out.push({ target: `notifications/s ≥ 1.25× ${id}`, measured: `${x2(r)} (${ours.perSecond.median} vs ${peer.perSecond.median})`, met: r >= 1.25 });
+    const byRound = roundRatios(ours, peer);
+    const rounds = byRound.length > 1 ? `; round by round ${byRound.map(x2).join(', ')}` : '';
+    out.push({ target: `notifications/s ≥ 1.25× ${id}`, measured: `${x2(r)} (${ours.perSecond.median} vs ${peer.perSecond.median}${rounds})`, met: r >= 1.25 });
   }
   const pg = s.find((x) => x.system === 'postgres-outbox');
   if (pg) {

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { ratios, roundRatios, type Summary } from './report';
+import { checkTargets } from './targets';
+import type { SystemId } from './systems';
+
+// The bench's verdicts are printed from these functions; a pairing off by one
+// round, or a ratio turned upside down, would report a different machine's luck.
+function summary(system: SystemId, byRound: number[] | undefined, cpu = 1): Summary {
+  const sorted = [...(byRound ?? [1000])].sort((a, b) => a - b);
+  return {
+    system,
+    name: system,
+    exact: true,
+    rounds: sorted.length,
+    perSecond: { median: sorted[Math.floor((sorted.length - 1) / 2)] as number, min: sorted[0] as number, max: sorted.at(-1) as number },
+    ...(byRound ? { perSecondByRound: byRound } : {}),
+    latencyMs: { p50: 1, p95: 2, p99: 3 },
+    duplicates: 0,
+    lost: 0,
+    cpuMsPerNotification: { fleet: cpu, store: 0, harness: 0, system: cpu },
+    peakRssMb: { fleet: 1, store: 1 },
+    syscallsPerNotification: { fleet: 1, store: 1 },
+  };
+}
+
+describe('round-by-round ratios', () => {
+  it('pairs round i with round i, in round order, not sorted', () => {
+    const ours = summary('singleshot-start', [1800, 1400, 1600]);
+    const naive = summary('bullmq-naive', [1600, 1400, 1700]);
+    expect(roundRatios(ours, naive)).toEqual([1.13, 1, 0.94]);
+  });
+
+  it('pairs only the rounds both systems have', () => {
+    expect(roundRatios(summary('singleshot-start', [2000, 1000, 3000]), summary('bullmq-naive', [1000, 1000]))).toEqual([2, 1]);
+  });
+
+  it('is empty for results stored before per-round figures were kept', () => {
+    expect(roundRatios(summary('singleshot-start', undefined), summary('bullmq-naive', [1000]))).toEqual([]);
+  });
+
+  it('shows the rounds beside the ratio of medians, which stays the judged figure', () => {
+    const ours = summary('singleshot-start', [1800, 1400, 1600]);
+    const naive = summary('bullmq-naive', [1600, 1400, 1700]);
+    expect(ratios([ours, naive], 'singleshot-start')).toEqual([
+      'singleshot-start vs bullmq-naive: 1.00× the notifications/s (round by round 1.13×, 1.00×, 0.94×; median 1.00×), 1.00× the system CPU per notification',
+    ]);
+    const [naiveTarget] = checkTargets([ours, naive]);
+    expect(naiveTarget).toEqual({ target: 'notifications/s ≥ 1.25× bullmq-naive', measured: '1.00× (1600 vs 1600; round by round 1.13×, 1.00×, 0.94×)', met: false });
+  });
+});
