@@ -58,6 +58,12 @@ const USAGE = `usage: npm run bench [-- options]
   --out FILE              where the JSON results go (default bench/results/<start time>.json)
   --report FILE           only regenerate BENCHMARKS.md from a stored run's JSON`;
 
+/** Refuses a bad command line: what is wrong, then the usage; exit 2, no stack trace. */
+function refuse(problem: string): never {
+  console.error(`bench: ${problem}\n\n${USAGE}`);
+  process.exit(2);
+}
+
 function parseOptions(): ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'] {
   try {
     const { values } = parseArgs({ options: OPTIONS });
@@ -68,8 +74,7 @@ function parseOptions(): ReturnType<typeof parseArgs<{ options: typeof OPTIONS }
     return values;
   } catch (err) {
     // An unknown or malformed option: say which, and how to ask for the list.
-    console.error(`bench: ${(err as Error).message}\n\n${USAGE}`);
-    process.exit(2);
+    refuse((err as Error).message);
   }
 }
 
@@ -79,10 +84,7 @@ const a = parseOptions();
 function num(name: string, value: string | undefined, fallback: number, min = 1): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isFinite(n) || n < min) {
-    console.error(`bench: --${name} must be a number ≥ ${min}, got "${value}"\n\n${USAGE}`);
-    process.exit(2);
-  }
+  if (!Number.isFinite(n) || n < min) refuse(`--${name} must be a number ≥ ${min}, got "${value}"`);
   return n;
 }
 
@@ -105,13 +107,12 @@ const openWarmSeconds = num('open-warm-seconds', a['open-warm-seconds'], quick ?
 const openRate = a['open-rate'] === undefined ? undefined : num('open-rate', a['open-rate'], 0);
 const systems = (a.systems?.split(',') ?? SYSTEMS.map((s) => s.id)) as SystemId[];
 const unknown = systems.filter((id) => !SYSTEMS.some((s) => s.id === id));
-if (unknown.length > 0 || !['everysec', 'always'].includes(a.appendfsync ?? '')) {
-  console.error(`bench: ${unknown.length > 0 ? `unknown system(s) ${unknown.join(', ')}` : `--appendfsync must be everysec or always, got "${a.appendfsync}"`}\n\n${USAGE}`);
-  process.exit(2);
-}
+if (unknown.length > 0) refuse(`unknown system(s) ${unknown.join(', ')}`);
+if (a.appendfsync !== 'everysec' && a.appendfsync !== 'always') refuse(`--appendfsync must be everysec or always, got "${a.appendfsync}"`);
+const appendfsync: 'everysec' | 'always' = a.appendfsync;
 const diagnostic = a['no-aof-rewrite'] === true ? 'AOF rewrites off (--no-aof-rewrite), not the measured configuration' : undefined;
-if (diagnostic && a['write-md']) throw new Error(`bench: --write-md refused: ${diagnostic}`);
-const common = { concurrency: num('concurrency', a.concurrency, 32), appendfsync: a.appendfsync as 'everysec' | 'always', ...(diagnostic ? { aofRewrite: false } : {}), drainSeconds: quick ? 60 : 300, ...(a.processes ? { processes: num('processes', a.processes, 1) } : {}) };
+if (diagnostic && a['write-md']) refuse(`--write-md refused: ${diagnostic}`);
+const common = { concurrency: num('concurrency', a.concurrency, 32), appendfsync, ...(diagnostic ? { aofRewrite: false } : {}), drainSeconds: quick ? 60 : 300, ...(a.processes ? { processes: num('processes', a.processes, 1) } : {}) };
 
 function version(cmd: string, args: string[]): string {
   const out = spawnSync(cmd, args, { encoding: 'utf8' });

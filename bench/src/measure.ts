@@ -100,7 +100,7 @@ export async function measure(
   opts: { concurrency: number; appendfsync: 'everysec' | 'always'; aofRewrite?: boolean; drainSeconds: number; eventsPerSecond?: number; warmSeconds?: number; processes?: number },
 ): Promise<Measurement> {
   const sink = await startSink();
-  const sys = await startSystem(system, { sinkPort: sink.port, concurrency: opts.concurrency, appendfsync: opts.appendfsync, aofRewrite: opts.aofRewrite ?? true, ...(opts.processes ? { processes: opts.processes } : {}) });
+  const sys = await startSystem(system, { sinkPort: sink.port, concurrency: opts.concurrency, appendfsync: opts.appendfsync, aofRewrite: opts.aofRewrite, ...(opts.processes ? { processes: opts.processes } : {}) });
   try {
     const pairsOf = (prefix: string) => {
       let n = 0;

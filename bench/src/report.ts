@@ -112,6 +112,11 @@ export function roundRatios(a: Summary, b: Summary): number[] {
   return x.slice(0, y.length).map((v, i) => round(v / (y[i] as number)));
 }
 
+/** Round-by-round ratios as printed: `1.13×, 0.97×, …`. */
+export function formatRoundRatios(ratios: number[]): string {
+  return ratios.map((r) => `${r.toFixed(2)}×`).join(', ');
+}
+
 /** Throughput and CPU ratios of a reference system against each other system. */
 export function ratios(s: Summary[], reference: SystemId): string[] {
   const ref = s.find((x) => x.system === reference);
@@ -120,7 +125,7 @@ export function ratios(s: Summary[], reference: SystemId): string[] {
     .filter((x) => x.system !== reference)
     .map((x) => {
       const byRound = roundRatios(ref, x);
-      const rounds = byRound.length > 1 ? ` (round by round ${byRound.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${median(byRound).toFixed(2)}×)` : '';
+      const rounds = byRound.length > 1 ? ` (round by round ${formatRoundRatios(byRound)}; median ${median(byRound).toFixed(2)}×)` : '';
       return `${reference} vs ${x.system}: ${(ref.perSecond.median / x.perSecond.median).toFixed(2)}× the notifications/s${rounds}, ${(ref.cpuMsPerNotification.system / x.cpuMsPerNotification.system).toFixed(2)}× the system CPU per notification`;
     });
 }

@@ -1,4 +1,4 @@
-import { roundRatios, type Summary } from './report';
+import { formatRoundRatios, roundRatios, type Summary } from './report';
 
 /** One of issue 8's acceptance figures, as measured in this run. */
 export interface TargetCheck {
@@ -26,7 +26,7 @@ export function checkTargets(s: Summary[]): TargetCheck[] {
     // ratios are shown beside it so a verdict on a noisy machine can be read.
     const r = ours.perSecond.median / peer.perSecond.median;
     const byRound = roundRatios(ours, peer);
-    const rounds = byRound.length > 1 ? `; round by round ${byRound.map(x2).join(', ')}` : '';
+    const rounds = byRound.length > 1 ? `; round by round ${formatRoundRatios(byRound)}` : '';
     out.push({ target: `notifications/s ≥ 1.25× ${id}`, measured: `${x2(r)} (${ours.perSecond.median} vs ${peer.perSecond.median}${rounds})`, met: r >= 1.25 });
   }
   const pg = s.find((x) => x.system === 'postgres-outbox');
