@@ -9,6 +9,8 @@ export interface StoredResult {
   workload: { events: number; recipients: number; dup: number; inFlight: number };
   options: { concurrency: number; appendfsync: string };
   rounds: number;
+  /** The open loops' fixed rate (`--open-rate`), when not at half of each maximum. */
+  openRate?: number;
   env: {
     machine: { cpus: number; cpuModel: string; memoryGiB: number; loadAverage: string; loadAverageAtStart: string };
     versions: Record<string, string>;
@@ -35,7 +37,7 @@ export function benchmarksMarkdown(result: StoredResult, resultsPath: string): s
     '',
     `Workload: ${workload.events} events × ${workload.recipients} recipients × ${workload.dup} parallel arrivals of each event, ${workload.inFlight} requests in flight, worker concurrency ${result.options.concurrency}, Redis AOF \`${result.options.appendfsync}\`; ${result.rounds} rounds, interleaved; medians. Results: \`${resultsPath}\`.`,
     '',
-    markdownTables(summaries, reference),
+    markdownTables(summaries, reference, result.openRate),
     '',
     ...ratios(summaries, reference).map((l) => `- ${l}`),
     '',

@@ -94,7 +94,8 @@ const quick = a.quick === true;
 // Five rounds: the machine's speed drifts by tens of percent between rounds
 // (report.ts roundRatios), and a median of three moved a ratio by 0.3 between
 // runs of the same build.
-const rounds = num('rounds', a.rounds, quick ? 1 : 5);
+// `--rounds 0` runs only the open loops, at the rate --open-rate gives.
+const rounds = num('rounds', a.rounds, quick ? 1 : 5, 0);
 const workload = { events: num('events', a.events, quick ? 1500 : 10_000), recipients: num('recipients', a.recipients, 2), dup: num('dup', a.dup, 3), inFlight: num('in-flight', a['in-flight'], 64) };
 const openSeconds = num('open-seconds', a['open-seconds'], quick ? 4 : 15);
 // The lead-in of a full run is 10 s: the first 2–4 seconds of every Redis
@@ -105,6 +106,8 @@ const openSeconds = num('open-seconds', a['open-seconds'], quick ? 4 : 15);
 const openWarmSeconds = num('open-warm-seconds', a['open-warm-seconds'], quick ? 2 : 10, 0);
 // A fixed open-loop rate (notifications/s) for every system, instead of half of each one's own maximum.
 const openRate = a['open-rate'] === undefined ? undefined : num('open-rate', a['open-rate'], 0);
+if (rounds === 0 && openRate === undefined) refuse('--rounds 0 leaves no maximum to take half of: give the open loop a rate with --open-rate R');
+if (rounds === 0 && a['no-open-loop']) refuse('--rounds 0 with --no-open-loop runs nothing');
 const systems = (a.systems?.split(',') ?? SYSTEMS.map((s) => s.id)) as SystemId[];
 const unknown = systems.filter((id) => !SYSTEMS.some((s) => s.id === id));
 if (unknown.length > 0) refuse(`unknown system(s) ${unknown.join(', ')}`);
@@ -112,6 +115,8 @@ if (a.appendfsync !== 'everysec' && a.appendfsync !== 'always') refuse(`--append
 const appendfsync: 'everysec' | 'always' = a.appendfsync;
 const diagnostic = a['no-aof-rewrite'] === true ? 'AOF rewrites off (--no-aof-rewrite), not the measured configuration' : undefined;
 if (diagnostic && a['write-md']) refuse(`--write-md refused: ${diagnostic}`);
+// BENCHMARKS.md shows the issue's measurement: saturated rounds, then open loops at half each maximum.
+const partial = rounds === 0 ? 'open loops only (--rounds 0)' : openRate !== undefined ? `open loops at a fixed ${openRate}/s (--open-rate)` : undefined;
 const common = { concurrency: num('concurrency', a.concurrency, 32), appendfsync, ...(diagnostic ? { aofRewrite: false } : {}), drainSeconds: quick ? 60 : 300, ...(a.processes ? { processes: num('processes', a.processes, 1) } : {}) };
 
 function version(cmd: string, args: string[]): string {
@@ -169,23 +174,24 @@ async function main(): Promise<void> {
   }
   const summaries = systems.map((s) => summarize(s, runs.get(s) ?? [], open.get(s)));
   const reference: SystemId = systems.includes('singleshot-start') ? 'singleshot-start' : (systems[0] as SystemId);
-  const tables = markdownTables(summaries, reference);
+  const tables = markdownTables(summaries, reference, openRate);
   log('');
   log(tables);
   log('');
   for (const line of ratios(summaries, reference)) log(line);
   // A diagnostic run's figures are not the measured configuration's: no target is judged on them.
-  const targets = diagnostic ? [] : checkTargets(summaries);
+  const targets = diagnostic ? [] : checkTargets(summaries, { saturated: rounds > 0, openLoopAtHalfMax: openRate === undefined });
   if (targets.length) log(`\nissue 8 targets:\n${targetLines(targets).join('\n')}`);
   if (diagnostic) log(`\nissue 8 targets: not judged (diagnostic: ${diagnostic})`);
   const env = { machine: { ...machine(), loadAverageAtStart: loadAtStart }, versions: versions() };
-  const result = { startedAt: started.toISOString(), quick, ...(diagnostic ? { diagnostic } : {}), workload, options: common, rounds, env, summaries, targets, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open) };
+  const result = { startedAt: started.toISOString(), quick, ...(diagnostic ? { diagnostic } : {}), workload, options: common, rounds, ...(openRate !== undefined ? { openRate } : {}), env, summaries, targets, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open) };
   const dir = join(root, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const out = a.out ?? join(dir, quick ? 'quick-latest.json' : `${started.toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(out, JSON.stringify(result, null, 2));
   log(`\nresults: ${out}`);
-  if (a['write-md'] ?? (!quick && !diagnostic)) {
+  if (partial && !a['write-md'] && !quick) log(`BENCHMARKS.md left as it is: ${partial} (--write-md writes it anyway)`);
+  if (a['write-md'] ?? (!quick && !diagnostic && !partial)) {
     writeFileSync(join(root, 'BENCHMARKS.md'), benchmarksMarkdown(result, out.startsWith(root) ? out.slice(root.length + 1) : out));
     log('wrote BENCHMARKS.md');
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ratios, roundRatios, type Summary } from './report';
+import { markdownTables, ratios, roundRatios, type Summary } from './report';
 import { checkTargets } from './targets';
 import type { SystemId } from './systems';
 
@@ -46,5 +46,41 @@ describe('round-by-round ratios', () => {
     ]);
     const [naiveTarget] = checkTargets([ours, naive]);
     expect(naiveTarget).toEqual({ target: 'notifications/s ≥ 1.25× bullmq-naive', measured: '1.00× (1600 vs 1600; round by round 1.13×, 1.00×, 0.94×)', met: false });
+  });
+});
+
+describe('targets judged only on what the run measured', () => {
+  const open = { offeredPerSecond: 1000, perSecond: 1000, p50: 5, p95: 20, p99: 60, duplicates: 0, lost: 0 };
+
+  it('judges no open-loop target on an open loop at a fixed rate (--open-rate), which is not the one at half the maximum', () => {
+    const ours = { ...summary('singleshot-start', [1800]), openLoop: open };
+    const judged = checkTargets([ours, summary('bullmq-naive', [1000])], { saturated: true, openLoopAtHalfMax: false }).map((t) => t.target);
+    expect(judged).toContain('notifications/s ≥ 1.25× bullmq-naive');
+    expect(judged.filter((t) => t.startsWith('open loop'))).toEqual([]);
+  });
+
+  it('judges only duplicates and lost without saturated rounds (--rounds 0): no throughput, CPU or memory to compare', () => {
+    const ours = { ...summary('singleshot-start', []), openLoop: { ...open, duplicates: 1 } };
+    expect(checkTargets([ours, summary('bullmq-naive', [])], { saturated: false, openLoopAtHalfMax: false })).toEqual([
+      { target: '0 duplicates and 0 lost', measured: '1 duplicates, 0 lost', met: false },
+    ]);
+  });
+
+  it('counts the open loop\'s duplicates and lost with the rounds\'', () => {
+    const ours = { ...summary('singleshot-start', [1800]), lost: 2, openLoop: { ...open, duplicates: 3 } };
+    const exact = checkTargets([ours]).find((t) => t.target === '0 duplicates and 0 lost');
+    expect(exact).toEqual({ target: '0 duplicates and 0 lost', measured: '3 duplicates, 2 lost', met: false });
+  });
+});
+
+describe('a run of open loops only (--rounds 0)', () => {
+  it('prints no saturated table and no throughput ratios, which would be empty cells and NaN', () => {
+    const open = { offeredPerSecond: 200, perSecond: 200, p50: 5, p95: 11, p99: 19, duplicates: 0, lost: 0 };
+    const ours = { ...summary('singleshot-start', []), openLoop: open };
+    const naive = { ...summary('bullmq-naive', []), openLoop: open };
+    expect(ratios([ours, naive], 'singleshot-start')).toEqual([]);
+    const md = markdownTables([ours, naive], 'singleshot-start', 200);
+    expect(md.startsWith('Open loop at a fixed 200 notifications/s (--open-rate)')).toBe(true);
+    expect(md).not.toContain('NaN');
   });
 });

@@ -70,9 +70,11 @@ const f0 = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? 
 const f2 = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '—' : n.toFixed(2));
 
 /** The side-by-side tables as Markdown (printed and written to BENCHMARKS.md). */
-export function markdownTables(s: Summary[], reference: SystemId): string {
+export function markdownTables(s: Summary[], reference: SystemId, openRate?: number): string {
   const ref = s.find((x) => x.system === reference);
-  const lines = [
+  // Without saturated rounds (`--rounds 0`) there is no row to fill: only the open loops ran.
+  const saturated = s.some((x) => x.rounds > 0);
+  const lines = !saturated ? [] : [
     `| system | notifications/s (median, min–max) | ${ref?.name ?? reference} ÷ this | p50 / p95 / p99 ms (saturated) | duplicates | lost | CPU ms/notification fleet + store = system (harness) | Redis commands / script calls per notification | AOF bytes per notification | syscalls per notification fleet / store | peak RSS fleet / store MiB | store bytes per operation: jobs retained / jobs gone |`,
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...s.map((x) =>
@@ -80,7 +82,8 @@ export function markdownTables(s: Summary[], reference: SystemId): string {
     ),
   ];
   if (s.some((x) => x.openLoop)) {
-    lines.push('', 'Open loop at half of each system\'s own median maximum (first copy sent → first provider POST):', '');
+    const at = openRate === undefined ? 'at half of each system\'s own median maximum' : `at a fixed ${openRate} notifications/s (--open-rate)`;
+    lines.push(...(saturated ? [''] : []), `Open loop ${at} (first copy sent → first provider POST):`, '');
     lines.push('| system | offered notifications/s | achieved | p50 ms | p95 ms | p99 ms | duplicates | lost |', '|---|---|---|---|---|---|---|---|');
     for (const x of s) if (x.openLoop) lines.push(`| ${x.name} | ${f0(x.openLoop.offeredPerSecond)} | ${f0(x.openLoop.perSecond)} | ${x.openLoop.p50} | ${x.openLoop.p95} | ${x.openLoop.p99} | ${x.openLoop.duplicates} | ${x.openLoop.lost} |`);
   }
@@ -120,7 +123,7 @@ export function formatRoundRatios(ratios: number[]): string {
 /** Throughput and CPU ratios of a reference system against each other system. */
 export function ratios(s: Summary[], reference: SystemId): string[] {
   const ref = s.find((x) => x.system === reference);
-  if (!ref) return [];
+  if (!ref || ref.rounds === 0) return [];
   return s
     .filter((x) => x.system !== reference)
     .map((x) => {
