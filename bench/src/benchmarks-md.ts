@@ -1,6 +1,6 @@
 import { markdownTables, ratios } from './report';
 import type { Summary } from './report';
-import type { SystemId } from './systems';
+import { SYSTEMS, type SystemId } from './systems';
 import { targetLines, type TargetCheck } from './targets';
 
 /** What BENCHMARKS.md is made of: a full run's stored results (bench/results/*.json). */
@@ -43,4 +43,18 @@ export function benchmarksMarkdown(result: StoredResult, resultsPath: string): s
     '',
     ...(targets.length ? ['Targets (issue 8), `singleshot start` in this run:', '', ...targetLines(targets).map((l) => `- ${l}`), ''] : []),
   ].join('\n');
+}
+
+/**
+ * Why a run is not the page's measurement (saturated rounds of every system,
+ * then open loops at half of each maximum), or undefined when it is: such a
+ * run would replace the side-by-side comparison with part of one, so it
+ * leaves BENCHMARKS.md alone unless asked (`--write-md`).
+ */
+export function whyPartial(run: { rounds: number; openRate: number | undefined; openLoops: boolean; systems: readonly SystemId[] }): string | undefined {
+  if (run.rounds === 0) return 'open loops only (--rounds 0)';
+  if (run.openRate !== undefined) return `open loops at a fixed ${run.openRate}/s (--open-rate)`;
+  if (!run.openLoops) return 'no open loops (--no-open-loop)';
+  const missing = SYSTEMS.filter((s) => !run.systems.includes(s.id)).map((s) => s.id);
+  return missing.length > 0 ? `not every system (${missing.join(', ')} left out)` : undefined;
 }

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { measure, type Measurement } from './measure';
 import { machine } from './proc';
-import { benchmarksMarkdown, type StoredResult } from './benchmarks-md';
+import { benchmarksMarkdown, whyPartial, type StoredResult } from './benchmarks-md';
 import { markdownTables, ratios, summarize } from './report';
 import { postgresVersion } from './servers';
 import { SYSTEMS, type SystemId } from './systems';
@@ -54,7 +54,7 @@ const USAGE = `usage: npm run bench [-- options]
   --open-seconds S --open-warm-seconds S   the open loop's measured seconds (15) and lead-in (10)
   --no-open-loop          saturated rounds only
   --no-aof-rewrite        diagnostic: Redis's automatic AOF rewrites off; judges no target, writes no BENCHMARKS.md
-  --write-md              write BENCHMARKS.md (default for full runs)
+  --write-md              write BENCHMARKS.md (default for a complete run: every system, rounds and open loops)
   --out FILE              where the JSON results go (default bench/results/<start time>.json)
   --report FILE           only regenerate BENCHMARKS.md from a stored run's JSON`;
 
@@ -115,8 +115,7 @@ if (a.appendfsync !== 'everysec' && a.appendfsync !== 'always') refuse(`--append
 const appendfsync: 'everysec' | 'always' = a.appendfsync;
 const diagnostic = a['no-aof-rewrite'] === true ? 'AOF rewrites off (--no-aof-rewrite), not the measured configuration' : undefined;
 if (diagnostic && a['write-md']) refuse(`--write-md refused: ${diagnostic}`);
-// BENCHMARKS.md shows the issue's measurement: saturated rounds, then open loops at half each maximum.
-const partial = rounds === 0 ? 'open loops only (--rounds 0)' : openRate !== undefined ? `open loops at a fixed ${openRate}/s (--open-rate)` : undefined;
+const partial = whyPartial({ rounds, openRate, openLoops: !a['no-open-loop'], systems });
 const common = { concurrency: num('concurrency', a.concurrency, 32), appendfsync, ...(diagnostic ? { aofRewrite: false } : {}), drainSeconds: quick ? 60 : 300, ...(a.processes ? { processes: num('processes', a.processes, 1) } : {}) };
 
 function version(cmd: string, args: string[]): string {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { markdownTables, ratios, roundRatios, type Summary } from './report';
 import { checkTargets } from './targets';
-import type { SystemId } from './systems';
+import { SYSTEMS, type SystemId } from './systems';
+import { whyPartial } from './benchmarks-md';
 
 // The bench's verdicts are printed from these functions; a pairing off by one
 // round, or a ratio turned upside down, would report a different machine's luck.
@@ -82,5 +83,21 @@ describe('a run of open loops only (--rounds 0)', () => {
     const md = markdownTables([ours, naive], 'singleshot-start', 200);
     expect(md.startsWith('Open loop at a fixed 200 notifications/s (--open-rate)')).toBe(true);
     expect(md).not.toContain('NaN');
+  });
+});
+
+describe('when a run rewrites BENCHMARKS.md', () => {
+  const every = SYSTEMS.map((s) => s.id);
+  const full = { rounds: 5, openRate: undefined, openLoops: true, systems: every };
+
+  it('is the complete comparison: every system, saturated rounds, open loops at half each maximum', () => {
+    expect(whyPartial(full)).toBeUndefined();
+  });
+
+  it('names what a partial run lacks, so it leaves the page alone', () => {
+    expect(whyPartial({ ...full, systems: ['singleshot-start'] })).toBe('not every system (bullmq-noop, bullmq-naive, postgres-outbox, singleshot-split left out)');
+    expect(whyPartial({ ...full, openLoops: false })).toBe('no open loops (--no-open-loop)');
+    expect(whyPartial({ ...full, openRate: 1000 })).toBe('open loops at a fixed 1000/s (--open-rate)');
+    expect(whyPartial({ ...full, rounds: 0, openRate: 1000 })).toBe('open loops only (--rounds 0)');
   });
 });
