@@ -13,9 +13,9 @@ const program = new Command()
 
 program
   .command('start')
-  .description('run some or all apps (embedded mode): one process per app group on a multi-core machine, one command')
+  .description('run some or all apps (embedded mode): one process per core (at most 3), one command')
   .option('--only <apps>', 'comma-separated: ingest,decision,render,delivery,dashboard (default: all)')
-  .option('--processes <n>', 'processes to spread the apps over: 1 = all in this process, 2 = ingest | workers, 3 = ingest | decision | delivery (default: 3 on a multi-core machine, else 1)')
+  .option('--processes <n>', 'processes to spread the apps over: 1 = all in this process, 2 = ingest | workers, 3 = ingest | decision | delivery (default: one per core, at most 3)')
   .option('--config <file>', 'config file (YAML or JSON); default $SINGLESHOT_CONFIG or ./singleshot.config.yaml')
   // Loaded only for `start`: the other commands never pay for the apps, and an app process loads only its own.
   .action(async (opts: { only?: string; config?: string; processes?: string }) => (await import('./commands/start')).startCommand(opts));

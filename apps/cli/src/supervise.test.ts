@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { appGroups } from './supervise';
-import { parseProcesses } from './commands/start';
+import { availableParallelism } from 'node:os';
+import { defaultProcesses, parseProcesses } from './commands/start';
 
 describe('singleshot start --processes', () => {
   it('splits the apps into ingest | workers, or ingest | decision | delivery', () => {
@@ -20,6 +21,14 @@ describe('singleshot start --processes', () => {
     expect(parseProcesses('2')).toBe(2);
     expect(() => parseProcesses('0')).toThrow(/--processes/);
     expect(() => parseProcesses('two')).toThrow(/--processes/);
-    expect(parseProcesses(undefined)).toBeGreaterThanOrEqual(1);
+    expect(parseProcesses(undefined)).toBe(defaultProcesses(availableParallelism()));
+  });
+
+  it('runs one app process per core by default, at most 3', () => {
+    expect(defaultProcesses(1)).toBe(1);
+    // Two cores: ingest | workers, not three processes on two cores.
+    expect(defaultProcesses(2)).toBe(2);
+    expect(defaultProcesses(3)).toBe(3);
+    expect(defaultProcesses(64)).toBe(3);
   });
 });

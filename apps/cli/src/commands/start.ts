@@ -34,12 +34,20 @@ function redisWasNamed(file: string | undefined): boolean {
 }
 
 /**
- * `--processes`: by default 1 on a single core, else 3 (ingest | decision |
- * delivery: measured faster than 2 on two cores, since the workers then do not
- * share an event loop either).
+ * The default `--processes`: one app process per core, at most 3 (ingest |
+ * decision | delivery). Ingest keeps a process of its own from 2 cores on, so
+ * the HTTP path never waits behind the workers. On 2 cores a third process
+ * only oversubscribes them: measured on the bench's 2-core machine, 2
+ * processes delivered about 8% more notifications/s than 3 at about 12% less
+ * CPU per notification (README, Benchmarks).
  */
+export function defaultProcesses(cores: number): number {
+  return Math.min(3, Math.max(1, Math.floor(cores)));
+}
+
+/** `--processes N` (a positive integer), else `defaultProcesses` of this machine. */
 export function parseProcesses(value: string | undefined): number {
-  if (value === undefined) return availableParallelism() > 1 ? 3 : 1;
+  if (value === undefined) return defaultProcesses(availableParallelism());
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`--processes takes an integer >= 1 (got "${value}")`);
   return n;
