@@ -7,7 +7,8 @@ import { targetLines, type TargetCheck } from './targets';
 export interface StoredResult {
   startedAt: string;
   workload: { events: number; recipients: number; dup: number; inFlight: number };
-  options: { concurrency: number; appendfsync: string };
+  /** `processes`: singleshot start's `--processes` when one was given, else start chose its default. */
+  options: { concurrency: number; appendfsync: string; processes?: number };
   rounds: number;
   /** The open loops' fixed rate (`--open-rate`), when not at half of each maximum. */
   openRate?: number;
@@ -35,7 +36,7 @@ export function benchmarksMarkdown(result: StoredResult, resultsPath: string): s
     `Machine: ${env.machine.cpus} CPUs (${env.machine.cpuModel}), ${env.machine.memoryGiB} GiB memory; the systems, their stores, the driver and the sink share these CPUs. Load average at the start ${env.machine.loadAverageAtStart}, at the end ${env.machine.loadAverage}: with other work on the machine absolute figures drift, so compare systems within one run (rounds are interleaved for that).`,
     `Versions: Node ${env.versions.node}; ${env.versions.redis}; ${env.versions.postgres} (initdb defaults); bullmq ${env.versions.bullmq}, ioredis ${env.versions.ioredis}, pg ${env.versions.pg}, express ${env.versions.express}.`,
     '',
-    `Workload: ${workload.events} events × ${workload.recipients} recipients × ${workload.dup} parallel arrivals of each event, ${workload.inFlight} requests in flight, worker concurrency ${result.options.concurrency}, Redis AOF \`${result.options.appendfsync}\`; ${result.rounds} rounds, interleaved; medians. Results: \`${resultsPath}\`.`,
+    `Workload: ${workload.events} events × ${workload.recipients} recipients × ${workload.dup} parallel arrivals of each event, ${workload.inFlight} requests in flight, worker concurrency ${result.options.concurrency}, Redis AOF \`${result.options.appendfsync}\`, \`singleshot start\` ${result.options.processes ? `with \`--processes ${result.options.processes}\`` : 'on its default number of app processes (one per core, at most 3)'}; ${result.rounds} rounds, interleaved; medians. Results: \`${resultsPath}\`.`,
     '',
     markdownTables(summaries, reference, result.openRate),
     '',
