@@ -37,9 +37,10 @@ function redisWasNamed(file: string | undefined): boolean {
  * The default `--processes`: one app process per core, at most 3 (ingest |
  * decision | delivery). Ingest keeps a process of its own from 2 cores on, so
  * the HTTP path never waits behind the workers. On 2 cores a third process
- * only oversubscribes them: measured on the bench's 2-core machine, 2
- * processes delivered about 8% more notifications/s than 3 at about 12% less
- * CPU per notification (README, Benchmarks).
+ * only oversubscribes them. Measured on the bench's 2-core machine against
+ * the process-per-app layout in the same runs: 2 processes ran 1.01-1.03x its
+ * notifications/s at 0.88-0.90x its CPU per notification, 3 processes
+ * 0.94-0.96x at 1.04x (README, Benchmarks).
  */
 export function defaultProcesses(cores: number): number {
   return Math.min(3, Math.max(1, Math.floor(cores)));
