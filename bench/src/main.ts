@@ -48,7 +48,7 @@ const USAGE = `usage: npm run bench [-- options]
   --in-flight N           requests in flight (64)
   --concurrency N         worker concurrency of every system (32)
   --systems a,b           only these systems (ids: ${SYSTEMS.map((s) => s.id).join(', ')})
-  --processes N           singleshot start's --processes
+  --processes N           singleshot start's --processes (not its default layout: no BENCHMARKS.md)
   --appendfsync everysec|always
   --open-rate R           open loop at R notifications/s for every system, not at half of each one's maximum
   --open-seconds S --open-warm-seconds S   the open loop's measured seconds (15) and lead-in (10)
@@ -115,8 +115,9 @@ if (a.appendfsync !== 'everysec' && a.appendfsync !== 'always') refuse(`--append
 const appendfsync: 'everysec' | 'always' = a.appendfsync;
 const diagnostic = a['no-aof-rewrite'] === true ? 'AOF rewrites off (--no-aof-rewrite), not the measured configuration' : undefined;
 if (diagnostic && a['write-md']) refuse(`--write-md refused: ${diagnostic}`);
-const partial = whyPartial({ rounds, openRate, openLoops: !a['no-open-loop'], systems });
-const common = { concurrency: num('concurrency', a.concurrency, 32), appendfsync, ...(diagnostic ? { aofRewrite: false } : {}), drainSeconds: quick ? 60 : 300, ...(a.processes ? { processes: num('processes', a.processes, 1) } : {}) };
+const processes = a.processes === undefined ? undefined : num('processes', a.processes, 1);
+const partial = whyPartial({ rounds, openRate, openLoops: !a['no-open-loop'], systems, processes });
+const common = { concurrency: num('concurrency', a.concurrency, 32), appendfsync, ...(diagnostic ? { aofRewrite: false } : {}), drainSeconds: quick ? 60 : 300, ...(processes !== undefined ? { processes } : {}) };
 
 function version(cmd: string, args: string[]): string {
   const out = spawnSync(cmd, args, { encoding: 'utf8' });

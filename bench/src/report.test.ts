@@ -99,5 +99,6 @@ describe('when a run rewrites BENCHMARKS.md', () => {
     expect(whyPartial({ ...full, openLoops: false })).toBe('no open loops (--no-open-loop)');
     expect(whyPartial({ ...full, openRate: 1000 })).toBe('open loops at a fixed 1000/s (--open-rate)');
     expect(whyPartial({ ...full, rounds: 0, openRate: 1000 })).toBe('open loops only (--rounds 0)');
+    expect(whyPartial({ ...full, processes: 3 })).toBe('singleshot start on --processes 3, not its default layout');
   });
 });
