@@ -3,12 +3,13 @@ import { join, resolve } from 'node:path';
 import { arr, DEPLOY, obj, ROOT, str, type Obj } from './deploy-files';
 
 /** The apps in deploy/docker-compose.yml and the port each serves /healthz, /readyz and /metrics on. */
-export const APP_PORTS: Readonly<Record<string, number>> = { ingest: 8080, decision: 9464, delivery: 9465, dashboard: 3000 };
+export const APP_PORTS: Readonly<Record<string, number>> = { ingest: 8080, decision: 9464, render: 9466, delivery: 9465, dashboard: 3000 };
 
 /** Port variable each app reads (docs/contract.md "Environment"). */
 export const APP_PORT_ENV: Readonly<Record<string, string>> = {
   ingest: 'PORT',
   decision: 'METRICS_PORT',
+  render: 'METRICS_PORT',
   delivery: 'METRICS_PORT',
   dashboard: 'DASHBOARD_PORT',
 };

@@ -7,9 +7,10 @@ import { basename, dirname, join, posix } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '@singleshot/config';
 import { APP_PORTS, checkCompose, scrapeTargets } from './compose-checks';
-import { arr, DEPLOY, isObj, listFiles, loadYaml, loadYamlDocuments, obj, rel, runTool, str, which, withLocalSecretFiles, type Obj } from './deploy-files';
-import { checkDockerfile, dockerignoreRules, isIgnored } from './dockerfile-checks';
+import { arr, DEPLOY, isObj, listFiles, loadYaml, loadYamlDocuments, obj, rel, ROOT, runTool, str, which, withLocalSecretFiles, type Obj } from './deploy-files';
+import { checkDockerfile, checkNodeImage, dockerignoreRules, isIgnored } from './dockerfile-checks';
 import { appDeployment, checkK8s, secretKeys } from './k8s-checks';
+import { appsMissingFromDeploy, startApps } from './start-apps';
 
 /**
  * deploy/: the image, Docker Compose and Kubernetes files, checked for what a
@@ -41,6 +42,13 @@ describe('Dockerfile', () => {
 
   it('is multi-stage and non-root, runs node with the app as its command, and copies only what exists and is not ignored', () => {
     expect(checkDockerfile(dockerfile, rules)).toEqual([]);
+  });
+
+  it('builds and runs on the Node.js LTS that CI tests and engines admits', () => {
+    const engines = str(obj(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).engines).node) ?? '';
+    expect(checkNodeImage(dockerfile, engines)).toEqual([]);
+    expect(checkNodeImage(dockerfile.replace(/node:22-/, 'node:20-'), engines)).toEqual(['base image must be node:22-…, got node:20-bookworm-slim']);
+    expect(checkNodeImage(dockerfile, '>=20.18.1 <21')).toEqual(['engines ">=20.18.1 <21" does not admit the image\'s Node 22']);
   });
 
   it('the checks catch a root user, a shell entrypoint, dev dependencies and an ignored source', () => {
@@ -239,6 +247,40 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
       objects.map((o) => `${String(o.kind)}/${String(obj(o.metadata).name)}`).sort(),
     );
     for (const o of rendered.filter((r) => r.kind !== 'Namespace')) expect(obj(o.metadata).namespace).toBe('singleshot');
+  });
+});
+
+describe('every app `singleshot start` runs is deployed', () => {
+  const apps = startApps();
+  const k8sObjects = (dir: string) =>
+    arr(obj(loadYaml(file(`${dir}/kustomization.yaml`))).resources)
+      .map(String)
+      .filter((r) => !r.startsWith('..'))
+      .flatMap((r) => loadYamlDocuments(file(`${dir}/${r}`)))
+      .map(obj);
+
+  it('has a service in docker-compose.yml and a Deployment in k8s/, and the deploy checks cover it', () => {
+    expect(apps).toContain('ingest');
+    expect(appsMissingFromDeploy(apps, loadYaml(file('docker-compose.yml')), k8sObjects('k8s'))).toEqual([]);
+    expect(Object.keys(APP_PORTS).sort()).toEqual([...apps].sort());
+  });
+
+  it('k8s-cluster points every app Deployment of the base at the Redis Cluster', () => {
+    const patched = arr(obj(loadYaml(file('k8s-cluster/kustomization.yaml'))).patches)
+      .map(obj)
+      .filter((p) => str(p.patch)?.includes('REDIS_CLUSTER_NODES'))
+      .map((p) => str(obj(p.target).name));
+    for (const app of apps) expect(patched, app).toContain(str(obj(appDeployment(k8sObjects('k8s'), app)?.metadata).name));
+  });
+
+  it('the check names an app the files lack', () => {
+    const compose = structuredClone(loadYaml(file('docker-compose.yml'))) as Obj;
+    delete obj(compose.services).delivery;
+    const objects = k8sObjects('k8s').filter((o) => !(o.kind === 'Deployment' && str(obj(o.metadata).name) === 'singleshot-decision'));
+    expect(appsMissingFromDeploy(apps, compose, objects)).toEqual([
+      'k8s: no Deployment runs dist/apps/decision/main.js',
+      'docker-compose.yml: no service runs dist/apps/delivery/main.js',
+    ]);
   });
 });
 

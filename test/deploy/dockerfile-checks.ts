@@ -150,6 +150,26 @@ export function checkDockerfile(text: string, ignoreRules: readonly string[]): s
   return problems;
 }
 
+/** The Node.js major the image builds and runs on: the LTS line `.ci/run` tests besides the machine's Node 20. */
+export const IMAGE_NODE_MAJOR = 22;
+
+/**
+ * Problems with the Node.js base image (`ARG NODE_IMAGE=node:<major>-…`, the
+ * one every stage starts FROM): it must be the Node major CI also tests, and
+ * one package.json's `engines` admits.
+ */
+export function checkNodeImage(text: string, engines: string): string[] {
+  const image = /^ARG\s+NODE_IMAGE=(\S+)/m.exec(text)?.[1];
+  if (!image) return ['ARG NODE_IMAGE=node:<version>-… must name the base image'];
+  const stages = parseDockerfile(text);
+  const problems = stages.filter((s) => s.base !== '${NODE_IMAGE}').map((s) => `stage ${s.name} must start FROM \${NODE_IMAGE}, got ${s.base}`);
+  const major = Number(/^node:(\d+)[.-]/.exec(image)?.[1]);
+  if (major !== IMAGE_NODE_MAJOR) problems.push(`base image must be node:${IMAGE_NODE_MAJOR}-…, got ${image}`);
+  const admitted = [...engines.matchAll(/(?:\^|>=)\s*(\d+)/g)].map((m) => Number(m[1]));
+  if (!admitted.includes(major)) problems.push(`engines "${engines}" does not admit the image's Node ${major}`);
+  return problems;
+}
+
 function checkContextPath(source: string, rules: readonly string[]): string[] {
   const path = join(ROOT, source);
   if (!existsSync(path)) return [`COPY source ${source} does not exist in the repository`];
