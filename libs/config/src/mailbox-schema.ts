@@ -4,19 +4,21 @@ import { identifier, nonEmpty, positiveInt, remotePort } from './primitives';
 /** IMAP polling for one mailbox. */
 export const imapSchema = z
   .strictObject({
-    host: nonEmpty,
-    port: remotePort.default(993),
-    /** Implicit TLS (993). `false` for a plain or STARTTLS server (e.g. a local test server on 10143). */
-    secure: z.boolean().default(true),
-    user: nonEmpty,
-    password: z.string().optional(),
-    passwordFile: nonEmpty.optional(),
-    folder: nonEmpty.default('INBOX'),
-    pollIntervalMs: positiveInt.default(60_000),
-    /** Larger mails are still recorded (truncated, with a note), never silently skipped. */
-    maxMessageBytes: positiveInt.default(26_214_400),
-    /** Use IMAP IDLE when the server supports it; polling continues as the safety net. */
-    idle: z.boolean().default(true),
+    host: nonEmpty.describe('IMAP server.'),
+    port: remotePort.default(993).describe('IMAP port.'),
+    secure: z
+      .boolean()
+      .default(true)
+      .describe('Implicit TLS (993). `false` for a plain or STARTTLS server (e.g. a local test server on 10143).'),
+    user: nonEmpty.describe('Login user.'),
+    password: z.string().optional().describe('Login password (or `passwordFile`).'),
+    passwordFile: nonEmpty.optional().describe('A file holding the password.'),
+    folder: nonEmpty.default('INBOX').describe('Folder polled (opened read-only; `\\Seen` is never read or changed).'),
+    pollIntervalMs: positiveInt.default(60_000).describe('Poll period; the safety net under IDLE.'),
+    maxMessageBytes: positiveInt
+      .default(26_214_400)
+      .describe('Larger mails are still handed over (their header block, with a note), never silently skipped.'),
+    idle: z.boolean().default(true).describe('Use IMAP IDLE when the server supports it; polling continues as the safety net.'),
   })
   .superRefine((imap, ctx) => {
     // passwordFile has been read into password by now (see secret-files.ts).
@@ -30,10 +32,11 @@ export const imapSchema = z
  * by inbound webhooks (`POST /v1/mail/inbound?mailbox=<id>`).
  */
 export const mailboxSchema = z.strictObject({
-  id: identifier,
-  /** Who `recipients: owner` notifies. */
-  owner: z.email(),
-  imap: imapSchema.optional(),
+  id: identifier.describe('Mailbox id: the `mailbox` of routes and of `POST /v1/mail/inbound?mailbox=<id>`.'),
+  owner: z.email().describe('Who `recipients: owner` (and `notify_owner`) notifies.'),
+  imap: imapSchema
+    .optional()
+    .describe('IMAP polling of this mailbox; without it the mailbox is fed only by inbound webhooks.'),
 });
 
 export type ImapConfig = z.output<typeof imapSchema>;

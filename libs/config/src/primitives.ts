@@ -42,7 +42,7 @@ export const regexSource = z.string().superRefine((source, ctx) => {
 
 /** `{ max, windowSeconds }`: at most `max` notifications per sliding window. */
 export const rateLimitSchema = z.strictObject({
-  max: positiveInt,
-  windowSeconds: positiveInt,
+  max: positiveInt.describe('Notifications allowed per window.'),
+  windowSeconds: positiveInt.describe('Length of the sliding window.'),
 });
 export type RateLimitConfig = z.output<typeof rateLimitSchema>;

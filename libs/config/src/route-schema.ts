@@ -14,15 +14,16 @@ import { routeDocumentSchema } from './document-schema';
  *   are lower-cased here, as mail headers are case-insensitive.
  */
 export const routeMatchSchema = z.strictObject({
-  source: nonEmpty.optional(),
-  type: nonEmpty.optional(),
-  mailbox: identifier.optional(),
-  sender: nonEmpty.optional(),
-  subject: regexSource.optional(),
+  source: nonEmpty.optional().describe('Exact event source (`mail` for mail).'),
+  type: nonEmpty.optional().describe('Exact event type (`mail` for mail).'),
+  mailbox: identifier.optional().describe('Exact mailbox id.'),
+  sender: nonEmpty.optional().describe('Glob on the sender address, `*` = any run of characters, case-insensitive (`*@example.com`).'),
+  subject: regexSource.optional().describe('Regular expression tested against the subject.'),
   headers: z
     .record(z.string().min(1), regexSource)
     .transform((headers) => Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])))
-    .optional(),
+    .optional()
+    .meta({ description: "Header name (case-insensitive) → regular expression on that header's value.", keyName: 'header' }),
 });
 
 const actionSpec = z.string().superRefine((spec, ctx) => {
@@ -59,12 +60,12 @@ export const recipientsSchema = z.union([
  */
 export const templateSchema = z
   .strictObject({
-    subject: z.string().default(''),
-    text: z.string().default(''),
-    html: z.string().optional(),
-    textFile: nonEmpty.optional(),
-    htmlFile: nonEmpty.optional(),
-    mjmlFile: nonEmpty.optional(),
+    subject: z.string().default('').describe('Subject template (values as they are).'),
+    text: z.string().default('').describe('Text body template (values as they are); or `textFile`.'),
+    html: z.string().optional().describe('HTML body template (values escaped; `{{{value}}}` for trusted markup).'),
+    textFile: nonEmpty.optional().describe('Text body template in a file (relative to the config file).'),
+    htmlFile: nonEmpty.optional().describe('HTML body template in a file.'),
+    mjmlFile: nonEmpty.optional().describe('MJML file compiled once at start to responsive HTML, then rendered as the HTML body.'),
   })
   .superRefine((t, ctx) => {
     const html = [t.html !== undefined && 'html', t.htmlFile && 'htmlFile', t.mjmlFile && 'mjmlFile'].filter(Boolean);
@@ -84,18 +85,18 @@ export const templateSchema = z
  */
 export const routeSchema = z
   .strictObject({
-    name: identifier,
-    match: routeMatchSchema.prefault({}),
-    /** `name` or `name:vN` (default `v1`); bump the version to let changed logic run once more. */
-    action: actionSpec,
-    /** Must name an entry of `providers`. */
-    channel: identifier,
-    recipients: recipientsSchema.optional(),
-    template: templateSchema.prefault({}),
-    /** Per-route rate limit, per recipient. Over the limit → `suppressed` (reason `rate_limit`). */
-    limit: rateLimitSchema.optional(),
-    /** Documents every notification of this route needs first (see document-schema.ts). */
-    documents: z.array(routeDocumentSchema).default([]),
+    name: identifier.describe('Unique route name.'),
+    match: routeMatchSchema.prefault({}).describe('Every given field must match; `{}` matches everything.'),
+    action: actionSpec.describe('`name` or `name:vN` (default `v1`); bump the version to let changed logic run once more.'),
+    channel: identifier.describe('Must name an entry of `providers`.'),
+    recipients: recipientsSchema
+      .optional()
+      .describe("`event`: the event's own `recipients`; `owner`: the mailbox owner; or a fixed list. Default `owner` for a `notify_owner` action, else `event`."),
+    template: templateSchema
+      .prefault({})
+      .describe('Handlebars templates (see templates-and-documents.md). Context: `source`, `type`, `id`, `data.*`, `recipients` for events; `mail.from`, `mail.to`, `mail.subject`, `mail.date`, `mail.excerpt`, `mail.mailbox`, `owner` for mail. Missing values render empty.'),
+    limit: rateLimitSchema.optional().describe('Per-route rate limit, per recipient. Over the limit an operation ends `suppressed` (reason `rate_limit`).'),
+    documents: z.array(routeDocumentSchema).default([]).describe('Documents every notification of this route needs first; each is generated once.'),
   })
   .transform((route) => ({
     ...route,

@@ -17,73 +17,80 @@ import { documentsSchema } from './document-schema';
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export const redisSchema = z.strictObject({
-  /** `redis://` or `rediss://` (TLS). `REDIS_URL` overrides it. */
-  url: z.url({ protocol: /^rediss?$/, error: 'Invalid URL: expected redis:// or rediss://' }).default('redis://127.0.0.1:6379'),
-  password: z.string().optional(),
-  passwordFile: nonEmpty.optional(),
-  /** TLS options; present (even `{}`) enables TLS. */
+  url: z
+    .url({ protocol: /^rediss?$/, error: 'Invalid URL: expected redis:// or rediss://' })
+    .default('redis://127.0.0.1:6379')
+    .describe('`redis://` or `rediss://` (TLS). `REDIS_URL` overrides it.'),
+  password: z.string().optional().describe('Redis password (`AUTH`); or `passwordFile`.'),
+  passwordFile: nonEmpty.optional().describe('A file holding the password, read at start.'),
   tls: z
     .strictObject({
-      rejectUnauthorized: z.boolean().default(true),
-      /** PEM of the CA to trust (or `caFile`). */
-      ca: z.string().optional(),
-      caFile: nonEmpty.optional(),
+      rejectUnauthorized: z.boolean().default(true).describe('Verify the server certificate.'),
+      ca: z.string().optional().describe('PEM of the CA to trust (or `caFile`).'),
+      caFile: nonEmpty.optional().describe('A file holding the CA PEM.'),
     })
-    .optional(),
-  /** Prefix of every key, so several deployments can share one Redis. */
+    .optional()
+    .describe('TLS options; present (even `{}`) turns TLS on.'),
   keyPrefix: z
     .string()
     .regex(/^[A-Za-z0-9_.-]+$/, 'may contain only letters, digits, "_", "." and "-"')
-    .default('ss'),
-  /** Number of operation shards (hash tags). Changing it re-homes keys: set it once. */
-  shards: z.int().min(1).max(1024).default(16),
-  /** Check `maxmemory-policy noeviction` and AOF at start (on every master), and warn when they are off. */
-  checkOnStart: z.boolean().default(true),
-  /**
-   * A Redis Cluster instead of `url` (`REDIS_CLUSTER_NODES=host:port,…` sets
-   * `nodes`). `password` and `tls` apply to every node.
-   */
+    .default('ss')
+    .describe('Prefix of every key, so several deployments can share one Redis.'),
+  shards: z
+    .int()
+    .min(1)
+    .max(1024)
+    .default(16)
+    .describe('Number of operation shards (`{sNN}` hash tags, so the scripts run on a Redis Cluster). Changing it re-homes keys: set it once; `64` on a new cluster (see scaling.md).'),
+  checkOnStart: z
+    .boolean()
+    .default(true)
+    .describe('At start, warn when the server (on a cluster, every master) is older than 6.2, evicts (`maxmemory-policy` not `noeviction`) or has AOF off.'),
   cluster: z
     .strictObject({
-      /** Seed nodes; the client discovers the rest. */
-      nodes: z.array(z.string().regex(/^\[?[^\s\]]+\]?:\d{1,5}$/, 'expected host:port')).min(1, 'needs at least one host:port'),
-      /** Announced `host:port` → reachable address, for a cluster behind NAT or in containers. */
-      natMap: z.record(z.string(), z.strictObject({ host: nonEmpty, port: listenPort })).optional(),
-      /** Replicas that must acknowledge an acceptance and a fenced commit (Redis `WAIT`) first; 0 = do not wait. */
-      waitReplicas: nonNegativeInt.default(1),
-      /** How long `WAIT` may take; past it ingest answers 503 and a commit is retried. */
-      waitTimeoutMs: positiveInt.default(1_000),
+      nodes: z
+        .array(z.string().regex(/^\[?[^\s\]]+\]?:\d{1,5}$/, 'expected host:port'))
+        .min(1, 'needs at least one host:port')
+        .describe('Seed nodes (`host:port`); the client discovers the rest. `REDIS_CLUSTER_NODES=host:port,…` sets them.'),
+      natMap: z
+        .record(z.string(), z.strictObject({ host: nonEmpty.describe('Reachable host.'), port: listenPort.describe('Reachable port.') }))
+        .optional()
+        .meta({ description: 'Announced `host:port` → reachable address, for a cluster behind NAT or container port mappings.', keyName: 'host:port' }),
+      waitReplicas: nonNegativeInt
+        .default(1)
+        .describe('Replicas that must acknowledge an acceptance and a fenced commit (Redis `WAIT`) before it counts; 0 = do not wait.'),
+      waitTimeoutMs: positiveInt.default(1_000).describe('How long `WAIT` may take; past it ingest answers 503 and a commit is retried.'),
     })
-    .optional(),
-  /**
-   * Queue partitions: each of the decide and deliver queues is split into this
-   * many BullMQ queues with their own hash tag. Default 1 on a single Redis, 16
-   * on a cluster. See README "Beyond one Redis" before changing it on a live system.
-   */
-  partitions: z.int().min(1).max(1024).optional(),
-  /**
-   * While changing `partitions`: the former count. Workers keep consuming the
-   * former layout's queues (producers no longer write there) until you drop this.
-   */
-  formerPartitions: z.int().min(1).max(1024).optional(),
+    .optional()
+    .describe('A Redis Cluster instead of `url`. `password` and `tls` apply to every node.'),
+  partitions: z
+    .int()
+    .min(1)
+    .max(1024)
+    .optional()
+    .describe('Queue partitions: the decide and deliver queues are each split into this many BullMQ queues with their own hash tag. Default 1 on a single Redis, `shards` on a cluster. See scaling.md before changing it on a live system.'),
+  formerPartitions: z
+    .int()
+    .min(1)
+    .max(1024)
+    .optional()
+    .describe('Only while changing `partitions`: the former count. Workers keep draining the former layout (producers no longer write there) until it is removed.'),
 });
 
 export const logSchema = z.strictObject({
-  level: z.enum(LOG_LEVELS).default('info'),
+  level: z.enum(LOG_LEVELS).default('info').describe('Least severe level logged; `LOG_LEVEL` overrides it.'),
 });
 
 export const dashboardSchema = z.strictObject({
-  port: listenPort.default(3000),
-  /** Loopback by default: the dashboard can replay dead operations. */
-  host: nonEmpty.default('127.0.0.1'),
-  /** Basic auth (`username` + `password`) and/or a bearer `token`. */
+  port: listenPort.default(3000).describe('Port of Bull Board and the admin API; `DASHBOARD_PORT` overrides it.'),
+  host: nonEmpty.default('127.0.0.1').describe('Listen address. Loopback by default: the dashboard can replay dead operations.'),
   auth: z
     .strictObject({
-      username: nonEmpty.optional(),
-      password: z.string().optional(),
-      passwordFile: nonEmpty.optional(),
-      token: z.string().optional(),
-      tokenFile: nonEmpty.optional(),
+      username: nonEmpty.optional().describe('Basic auth user (needs a password).'),
+      password: z.string().optional().describe('Basic auth password (or `passwordFile`).'),
+      passwordFile: nonEmpty.optional().describe('A file holding the password.'),
+      token: z.string().optional().describe('Bearer token (or `tokenFile`).'),
+      tokenFile: nonEmpty.optional().describe('A file holding the token.'),
     })
     .superRefine((auth, ctx) => {
       if (auth.username !== undefined && auth.password === undefined) {
@@ -93,151 +100,147 @@ export const dashboardSchema = z.strictObject({
         ctx.addIssue({ code: 'custom', path: ['username'], message: 'password needs a username' });
       }
     })
-    .optional(),
-  /**
-   * Loopback only: serve without any credentials (not even the generated
-   * token). Refused on any other host.
-   */
-  allowAnonymous: z.boolean().default(false),
-  /** Where the generated login token is written when no credentials are configured (mode 0600). */
-  tokenPath: nonEmpty.default('.singleshot/dashboard-token'),
-  /**
-   * Origins (besides the dashboard's own, from the `Host` header) allowed to
-   * make state-changing requests, e.g. `https://ops.example.com` behind a proxy.
-   */
-  allowedOrigins: z.array(z.url()).default([]),
+    .optional()
+    .describe('Basic auth (`username` + `password`) and/or a bearer `token`. Without it a login token is generated at every start.'),
+  allowAnonymous: z
+    .boolean()
+    .default(false)
+    .describe('Loopback only: serve without any credentials (not even the generated token). Refused on any other host.'),
+  tokenPath: nonEmpty
+    .default('.singleshot/dashboard-token')
+    .describe('Where the generated login token is written (mode 0600) when no credentials are configured.'),
+  allowedOrigins: z
+    .array(z.url())
+    .default([])
+    .describe("Origins besides the dashboard's own (from the `Host` header) allowed to make state-changing requests, e.g. a reverse proxy's `https://ops.example.com`."),
 });
 
 export const decisionSchema = z.strictObject({
-  concurrency: positiveInt.default(16),
-  /** Health/metrics server port; `METRICS_PORT` overrides it, `0` picks a free one. */
-  metricsPort: listenPort.default(9464),
-  /**
-   * Address of the health/metrics server. Loopback by default: `/metrics` is
-   * unauthenticated, so opening it (`0.0.0.0` for a Prometheus on another host
-   * or pod) is an explicit choice; `METRICS_HOST` overrides it.
-   */
-  metricsHost: nonEmpty.default('127.0.0.1'),
+  concurrency: positiveInt.default(16).describe('Decide jobs run at once per process.'),
+  metricsPort: listenPort.default(9464).describe('Port of the health/metrics server; `METRICS_PORT` overrides it, `0` picks a free one.'),
+  metricsHost: nonEmpty
+    .default('127.0.0.1')
+    .describe('Address of the health/metrics server. Loopback by default: `/metrics` is unauthenticated, so opening it (`0.0.0.0` for a Prometheus on another host) is an explicit choice; `METRICS_HOST` overrides it.'),
 });
 
 export const deliverySchema = z.strictObject({
-  /** Lock lease; a provider call's deadline stays below what remains of it. */
-  leaseMs: z.int().min(1_000).default(30_000),
-  /**
-   * Provider calls (ones that reached, or may have reached, the provider) before
-   * an operation is dead. Waiting at an open circuit breaker is not a call. With
-   * the default backoff (full jitter), 25 calls span about 3 days (the retry
-   * horizon; 2.5 to 3.3 days in nearly every case, never more than 5.7): like
-   * Stripe's 3 days of webhook retries, under Postfix's 5-day queue lifetime,
-   * inside the 7-day retention, so a weekend-long provider outage delays
-   * notifications instead of killing them.
-   */
-  attempts: positiveInt.default(25),
-  /** Delay before retry n (the last value repeats), with jitter, capped by `backoffCapMs`. */
+  leaseMs: z.int().min(1_000).default(30_000).describe("Lock lease of a claimed operation; a provider call's deadline stays inside what is left of it."),
+  // 25 calls with the default backoff span about 3 days (2.5 to 3.3 in nearly
+  // every case, never more than 5.7): like Stripe's 3 days of webhook retries,
+  // under Postfix's 5-day queue lifetime, inside the 7-day retention.
+  attempts: positiveInt
+    .default(25)
+    .describe('Provider calls (ones that reached, or may have reached, the provider) before an operation is dead. Waiting at an open circuit breaker is not a call. With the default backoff, about 3 days: a weekend-long provider outage delays notifications instead of killing them.'),
   backoffMs: z
     .array(nonNegativeInt)
     .min(1, 'needs at least one delay')
-    .default([1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000]),
-  backoffCapMs: nonNegativeInt.default(28_800_000),
-  /**
-   * Provider calls at once per process (operations being claimed, sent and
-   * committed), whether they came in single `deliver` jobs or in batches: one
-   * process-wide limit around every operation (apps/delivery/src/call-limit.ts).
-   */
-  concurrency: positiveInt.default(32),
-  /**
-   * Operations (same deliver partition, no document; of the decide jobs that
-   * ran in one event-loop turn) carried by one `batch` deliver job, at most
-   * this many per job; 1 turns batching off
-   * (one job per operation). Each operation is still claimed and committed on its own.
-   */
-  batchMax: positiveInt.max(256).default(16),
-  /**
-   * An in-doubt send on a provider without `lookupUrl` cannot be reconciled:
-   * `resend` accepts a possible duplicate rather than a lost notification,
-   * `dead` parks it in the DLQ for a human.
-   */
-  inDoubtPolicy: z.enum(['resend', 'dead']).default('resend'),
-  metricsPort: listenPort.default(9465),
-  /** Address of the health/metrics server (see `decision.metricsHost`). */
-  metricsHost: nonEmpty.default('127.0.0.1'),
-  /** Calls to one provider within an operation (5xx, 429, in doubt and then not found) before the channel falls back to its next provider. */
-  providerAttempts: positiveInt.default(2),
-  /** Circuit breaker per provider and process: opens after `failureThreshold` consecutive failures, lets one trial through after `cooldownMs`. */
-  breaker: z.strictObject({ failureThreshold: positiveInt.default(5), cooldownMs: nonNegativeInt.default(30_000) }).prefault({}),
-  /** How often the recovery sweeper (one active across processes) re-enqueues operations whose deliver job was lost; 0 turns it off. */
-  sweepIntervalMs: nonNegativeInt.default(10_000),
-  /** Queue partitions this process consumes (default: all of `redis.partitions`), to pin replicas to partitions. */
-  partitions: z.array(nonNegativeInt).min(1).optional(),
+    .default([1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000])
+    .describe("Delay before retry n (the last value repeats), full jitter, capped by `backoffCapMs`, never below a provider's `Retry-After`."),
+  backoffCapMs: nonNegativeInt.default(28_800_000).describe('Upper bound of any retry delay.'),
+  concurrency: positiveInt
+    .default(32)
+    .describe('Provider calls at once per process (operations being claimed, sent and committed), whether they came in single or batch deliver jobs.'),
+  batchMax: positiveInt
+    .max(256)
+    .default(16)
+    .describe('Operations (same deliver partition, no document, from the decide jobs of one event-loop turn) carried by one `batch` deliver job; each is still claimed, sent and committed on its own. `1` turns batching off.'),
+  inDoubtPolicy: z
+    .enum(['resend', 'dead'])
+    .default('resend')
+    .describe('An in-doubt send on a provider that cannot be asked (no `lookupUrl`, or a native provider without lookup): `resend` accepts a possible second copy rather than a lost notification, `dead` parks it in the DLQ for a human.'),
+  metricsPort: listenPort.default(9465).describe('Port of the health/metrics server; `METRICS_PORT` overrides it, `0` picks a free one.'),
+  metricsHost: nonEmpty.default('127.0.0.1').describe('Address of the health/metrics server (see `decision.metricsHost`).'),
+  providerAttempts: positiveInt
+    .default(2)
+    .describe('Calls to one provider within an operation (5xx, 429, or in doubt and then not found) before the channel falls back to its next provider.'),
+  breaker: z
+    .strictObject({
+      failureThreshold: positiveInt.default(5).describe('Consecutive failures that open the breaker.'),
+      cooldownMs: nonNegativeInt.default(30_000).describe('How long it stays open before one trial call goes through.'),
+    })
+    .prefault({})
+    .describe('Circuit breaker per provider and process: a dead provider costs one fast skip.'),
+  sweepIntervalMs: nonNegativeInt
+    .default(10_000)
+    .describe('How often the recovery sweeper (one active across processes) re-enqueues operations whose deliver job was lost; `0` turns it off.'),
+  partitions: z
+    .array(nonNegativeInt)
+    .min(1)
+    .optional()
+    .describe('Queue partitions this process consumes (default: all of `redis.partitions`), to pin replicas to partitions.'),
 });
 
 export const limitsSchema = z.strictObject({
-  /** Across all routes and channels, per recipient. Over the limit → `suppressed` (reason `rate_limit`). */
-  perRecipient: rateLimitSchema.optional(),
+  perRecipient: rateLimitSchema
+    .optional()
+    .describe('Across all routes and channels, per recipient. Over the limit an operation ends `suppressed` (reason `rate_limit`).'),
 });
 
 export const retentionSchema = z.strictObject({
-  /** How long dedup records and the journal are kept; longer than any source can redeliver. */
-  days: z.number().positive().default(7),
+  days: z.number().positive().default(7).describe('How long dedup records and the journal are kept; longer than any source can redeliver.'),
 });
 
-/**
- * Provider inbound mail webhooks (`POST /v1/mail/inbound/<provider>`). A
- * provider without an entry answers 404: no unauthenticated inbound endpoint is
- * ever open by default.
- */
 export const webhooksSchema = z.strictObject({
-  /** Mailgun signs `timestamp + token` with the webhook signing key (HMAC-SHA256). */
   mailgun: z
     .strictObject({
-      signingKey: z.string().min(1).optional(),
-      signingKeyFile: nonEmpty.optional(),
-      /** Accepted clock distance of the signed timestamp. */
-      toleranceSeconds: positiveInt.default(300),
+      signingKey: z.string().min(1).optional().describe('Mailgun webhook signing key (or `signingKeyFile`).'),
+      signingKeyFile: nonEmpty.optional().describe('A file holding the signing key.'),
+      toleranceSeconds: positiveInt.default(300).describe('Accepted clock distance of the signed timestamp.'),
     })
     .superRefine((m, ctx) => {
       if (m.signingKey === undefined) ctx.addIssue({ code: 'custom', path: ['signingKey'], message: 'required: give signingKey or signingKeyFile' });
     })
-    .optional(),
-  /** Postmark: basic auth credentials put in the inbound webhook URL. */
+    .optional()
+    .describe('Mailgun signs `timestamp + token` with the webhook signing key (HMAC-SHA256); a replayed token is refused.'),
   postmark: z
-    .strictObject({ username: nonEmpty, password: z.string().optional(), passwordFile: nonEmpty.optional() })
+    .strictObject({
+      username: nonEmpty.describe('Basic auth user in the webhook URL.'),
+      password: z.string().optional().describe('Basic auth password (or `passwordFile`).'),
+      passwordFile: nonEmpty.optional().describe('A file holding the password.'),
+    })
     .superRefine((m, ctx) => {
       if (m.password === undefined) ctx.addIssue({ code: 'custom', path: ['password'], message: 'required: give password or passwordFile' });
     })
-    .optional(),
-  /** SendGrid Inbound Parse has no signature: basic auth and/or `?token=` in the URL. */
+    .optional()
+    .describe('Postmark: basic auth credentials put in the inbound webhook URL.'),
   sendgrid: z
     .strictObject({
-      username: nonEmpty.optional(),
-      password: z.string().optional(),
-      passwordFile: nonEmpty.optional(),
-      token: z.string().min(1).optional(),
-      tokenFile: nonEmpty.optional(),
+      username: nonEmpty.optional().describe('Basic auth user.'),
+      password: z.string().optional().describe('Basic auth password (or `passwordFile`).'),
+      passwordFile: nonEmpty.optional().describe('A file holding the password.'),
+      token: z.string().min(1).optional().describe('Token expected as `?token=` in the URL (or `tokenFile`).'),
+      tokenFile: nonEmpty.optional().describe('A file holding the token.'),
     })
     .superRefine((m, ctx) => {
       if (m.token === undefined && (m.username === undefined || m.password === undefined)) {
         ctx.addIssue({ code: 'custom', message: 'give a token (or tokenFile), or username and password' });
       }
     })
-    .optional(),
+    .optional()
+    .describe('SendGrid Inbound Parse has no signature: basic auth and/or `?token=` in the URL.'),
 });
 
 export const configSchema = z.strictObject({
-  redis: redisSchema.prefault({}),
-  log: logSchema.prefault({}),
-  ingest: ingestSchema.prefault({}),
-  dashboard: dashboardSchema.prefault({}),
-  decision: decisionSchema.prefault({}),
-  delivery: deliverySchema.prefault({}),
-  /** All matching routes apply (fan-out), see routeSchema. */
-  routes: z.array(routeSchema).default([]),
-  providers: providersSchema.default({}),
-  mailboxes: z.array(mailboxSchema).default([]),
-  limits: limitsSchema.prefault({}),
-  retention: retentionSchema.prefault({}),
-  webhooks: webhooksSchema.prefault({}),
-  documents: documentsSchema.prefault({}),
+  redis: redisSchema.prefault({}).describe('The Redis (or Redis Cluster) every process shares; nothing else coordinates them.'),
+  log: logSchema.prefault({}).describe('pino JSON logs on stdout; secrets are redacted and message bodies are not logged.'),
+  ingest: ingestSchema.prefault({}).describe('The ingest HTTP server: producer authentication, input limits and load shedding (see ingest-api.md and security.md).'),
+  dashboard: dashboardSchema.prefault({}).describe('Bull Board and the admin API (see operations.md).'),
+  decision: decisionSchema.prefault({}).describe('The decision workers: routes and fan-out.'),
+  delivery: deliverySchema.prefault({}).describe('The delivery workers: claims, retries, fallback between providers, the recovery sweeper.'),
+  routes: z
+    .array(routeSchema)
+    .default([])
+    .describe('Routing rules. Not first-match: every route whose `match` matches applies (fan-out); routes that produce the same action, recipient and channel collapse into one operation.'),
+  providers: providersSchema
+    .default({})
+    .describe('Channel name → ordered fallback list of providers. Delivery moves to the next provider only when the previous one certainly did not take the message (see providers.md).'),
+  mailboxes: z.array(mailboxSchema).default([]).describe('Mailboxes whose mail is routed (see mail.md).'),
+  limits: limitsSchema.prefault({}).describe('Per-recipient limits across all routes.'),
+  retention: retentionSchema.prefault({}).describe('How long records are kept.'),
+  webhooks: webhooksSchema
+    .prefault({})
+    .describe('Provider inbound mail webhooks (`POST /v1/mail/inbound/<provider>`). A provider without an entry answers 404: no unauthenticated inbound endpoint is open by default.'),
+  documents: documentsSchema.prefault({}).describe('How documents are generated and kept (see templates-and-documents.md).'),
 });
 
 /** A validated config, with every default filled in. */

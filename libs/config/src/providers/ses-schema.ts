@@ -7,29 +7,27 @@ import { httpUrl, identifier, mailboxAddress, nonEmpty, positiveInt } from '../p
  * shared config files, instance/container roles) when not given here.
  */
 export const sesProviderSchema = z.strictObject({
-  type: z.literal('ses'),
-  name: identifier,
-  /** e.g. `eu-west-1`; default: the AWS chain (`AWS_REGION`, `~/.aws/config`). */
-  region: nonEmpty.optional(),
-  /** Endpoint override (VPC endpoint, LocalStack, a test server); default: the region's public endpoint. */
-  endpoint: httpUrl.optional(),
-  /** Static credentials; without them the AWS default credential chain applies. */
+  type: z.literal('ses').describe('Amazon SES v2 `SendEmail`; `MessageId` is the external id.'),
+  name: identifier.describe('Unique within the channel; a metric label.'),
+  region: nonEmpty.optional().describe('e.g. `eu-west-1`; default: the AWS chain (`AWS_REGION`, `~/.aws/config`).'),
+  endpoint: httpUrl.optional().describe("Endpoint override (VPC endpoint, LocalStack); default: the region's public endpoint."),
   credentials: z
     .strictObject({
-      accessKeyId: nonEmpty,
-      secretAccessKey: z.string().optional(),
-      secretAccessKeyFile: nonEmpty.optional(),
-      sessionToken: z.string().optional(),
+      accessKeyId: nonEmpty.describe('Access key id.'),
+      secretAccessKey: z.string().optional().describe('Its secret (or `secretAccessKeyFile`).'),
+      secretAccessKeyFile: nonEmpty.optional().describe('A file holding the secret.'),
+      sessionToken: z.string().optional().describe('Session token of temporary credentials.'),
     })
     .superRefine((c, ctx) => {
       if (c.secretAccessKey === undefined) ctx.addIssue({ code: 'custom', path: ['secretAccessKey'], message: 'required: give secretAccessKey or secretAccessKeyFile' });
     })
-    .optional(),
-  /** A verified identity: `addr@domain` or `"Name" <addr@domain>`. */
-  from: mailboxAddress,
-  /** SES configuration set (event publishing is how SES sends can be looked up later). */
-  configurationSetName: nonEmpty.optional(),
-  timeoutMs: positiveInt.default(10_000),
-});
+    .optional()
+    .describe('Static credentials; without them the AWS default credential chain applies.'),
+  from: mailboxAddress.describe('A verified identity: `addr@domain` or `"Name" <addr@domain>`.'),
+  configurationSetName: nonEmpty
+    .optional()
+    .describe('SES configuration set; its event destination carries the `singleshot-operation` tag, which is how a send can be found later.'),
+  timeoutMs: positiveInt.default(10_000).describe('Upper bound of one call.'),
+}).describe('SES takes no idempotency key and has no message lookup: an in-doubt send stays on SES and follows `delivery.inDoubtPolicy`.');
 
 export type SesProviderConfig = z.output<typeof sesProviderSchema>;
