@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { hostname, userInfo } from 'node:os';
+import { keyArgument } from '../key-arg';
 import type { RedisClient } from '@singleshot/store';
 import type { Config } from '@singleshot/config';
 import {
@@ -213,8 +214,9 @@ export function registerDlq(program: Command): void {
     .option('--json', 'print JSON')
     .action(list);
   dlq
-    .command('show <key>')
+    .command('show')
     .description('one dead operation: reason, error, rendered content, every attempt, journal')
+    .argument('<key>', 'operation key (64 hex characters)', keyArgument('an operation key'))
     .option('--config <file>', 'config file')
     .option('--json', 'print JSON')
     .action(show);

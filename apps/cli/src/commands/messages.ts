@@ -1,13 +1,15 @@
 import type { Command } from 'commander';
 import { formatTime, printTable } from '../format';
+import { keyArgument } from '../key-arg';
 import { withStores } from './ops';
 
 /** `singleshot messages show KEY`: one message (every arrival of one event) and the operations it fanned out to. */
 export function registerMessages(program: Command): void {
   const messages = program.command('messages').description('messages: arrivals of one event and its operations');
   messages
-    .command('show <key>')
+    .command('show')
     .description('a message by its key: arrivals per source, decision, and each operation with its state')
+    .argument('<key>', 'message key (64 hex characters)', keyArgument('a message key'))
     .option('--config <file>', 'config file')
     .option('--json', 'print JSON')
     .action(async (key: string, opts: { config?: string; json?: boolean }) => {

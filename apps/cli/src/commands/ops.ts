@@ -3,6 +3,7 @@ import { DocumentStateStore, JournalReader, MessageStore, OperationStore, type D
 import { connectForCommand } from './queues';
 import { keysOf, loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
 import { formatTime, printTable } from '../format';
+import { keyArgument } from '../key-arg';
 
 /** Read-only access to the stores, for operator commands. */
 export async function withStores<T>(
@@ -31,8 +32,9 @@ export async function withStores<T>(
 export function registerOps(program: Command): void {
   const ops = program.command('ops').description('operations: state, history and journal');
   ops
-    .command('show <key>')
+    .command('show')
     .description('an operation (or every operation of a message key): state, attempts, journal entries')
+    .argument('<key>', 'operation, message or document key (64 hex characters)', keyArgument('an operation or message key'))
     .option('--config <file>', 'config file')
     .option('--json', 'print JSON')
     .action(async (key: string, opts: { config?: string; json?: boolean }) => {
