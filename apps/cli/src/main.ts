@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { VERSION } from './version';
+import { singleshotVersion } from './version';
 import { registerOps } from './commands/ops';
 import { registerJournal } from './commands/journal';
 import { registerMessages } from './commands/messages';
@@ -10,7 +10,7 @@ import { registerBench, registerLoadtest } from './commands/loadtest';
 const program = new Command()
   .name('singleshot')
   .description('One notification per operation, whatever arrives how many times.')
-  .version(VERSION, '-V, --version', 'print the version')
+  .version(singleshotVersion(), '-V, --version', 'print the version')
   .showHelpAfterError();
 
 program
