@@ -32,7 +32,8 @@ export const DEFAULT_CONFIG_INPUT: ConfigInput = {
       action: 'notify',
       channel: 'log',
       recipients: 'event',
-      template: { subject: '{{type}} from {{source}}', text: 'Event {{id}} ({{type}}) from {{source}}: {{data}}' },
+      // `{{fields data}}`: the event's data as `key: value` pairs (a bare `{{data}}` reads `[object Object]`).
+      template: { subject: '{{type}} from {{source}}', text: 'Event {{id}} ({{type}}) from {{source}}: {{fields data}}' },
     },
   ],
 };

@@ -112,6 +112,21 @@ export function jsonHelper(...args: unknown[]): string {
   return value === undefined ? '' : JSON.stringify(value);
 }
 
+/**
+ * `{{fields data}}` → `orderId: o-9, total: 17`: an object's top-level entries
+ * as `key: value`, strings as they are, anything else as JSON (so a nested
+ * object never reads `[object Object]`). `{{fields data "\n"}}` puts one per
+ * line. A value that is not an object renders as `{{json}}` would.
+ */
+export function fieldsHelper(...args: unknown[]): string {
+  const [value, separator] = positional(args);
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'object' || Array.isArray(value)) return typeof value === 'string' ? value : JSON.stringify(value);
+  return Object.entries(value as Record<string, unknown>)
+    .map(([key, v]) => `${key}: ${typeof v === 'string' ? v : (JSON.stringify(v) ?? '')}`)
+    .join(typeof separator === 'string' ? separator : ', ');
+}
+
 /** `{{default value "fallback"}}`: the fallback when the value is missing or empty. */
 export function defaultHelper(...args: unknown[]): unknown {
   const [value, fallback] = positional(args);
@@ -125,5 +140,6 @@ export const HELPERS = {
   sum: sumHelper,
   multiply: multiplyHelper,
   json: jsonHelper,
+  fields: fieldsHelper,
   default: defaultHelper,
 } as const;

@@ -40,6 +40,16 @@ describe('Handlebars templates', () => {
     expect(t('{{date "not a date"}} {{money "abc" "EUR"}}')).toBe('not a date abc');
   });
 
+  it('{{fields}} prints an object as key: value pairs, nested values as JSON, never [object Object]', () => {
+    const t = (s: string) => compileTemplate(s, 'text')(ctx);
+    expect(t('{{fields data.items.[0]}}')).toBe('sku: x, qty: 2, price: 1.1');
+    expect(t('{{fields data.items.[1] "\n"}}')).toBe('sku: y\nqty: 1\nprice: 0.2');
+    expect(t('{{fields data}}')).toBe(
+      'orderId: o-9, at: 2026-03-04T05:06:07Z, total: 1234.5, cents: 995, tags: ["a","b","c"], items: [{"sku":"x","qty":2,"price":1.1},{"sku":"y","qty":1,"price":0.2}], name: Ada <ada@example.com> & co',
+    );
+    expect(t('[{{fields data.missing}}][{{fields data.tags}}][{{fields data.orderId}}][{{fields data.total}}]')).toBe('[][["a","b","c"]][o-9][1234.5]');
+  });
+
   it('reports a syntax error with its line, and a misused helper as a TemplateError', () => {
     expect(checkTemplateSyntax('ok {{a}}')).toBeUndefined();
     expect(checkTemplateSyntax('line 1\n{{#each x}}unclosed')).toMatch(/line 2|Parse error/);
