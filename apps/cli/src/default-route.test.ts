@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventMessageKey } from '@singleshot/core';
 import { loadConfig } from '@singleshot/config';
-import { planOperations } from '@singleshot/decision';
 
 // The first notification a newcomer sees: `singleshot start` with no config file
 // (the embedded defaults) and the README's quickstart event, rendered by the
@@ -13,7 +12,9 @@ const empty = mkdtempSync(join(tmpdir(), 'singleshot-defaults-'));
 afterAll(() => rmSync(empty, { recursive: true, force: true }));
 
 describe('the embedded default route', () => {
-  it("renders an event's data readably", () => {
+  it("renders an event's data readably", async () => {
+    // Loaded as run-apps.ts loads it (lazily), like the decision app in `singleshot start`.
+    const { planOperations } = await import('@singleshot/decision');
     const loaded = loadConfig({ cwd: empty, env: {} });
     expect(loaded.source).toBe('defaults');
     const data = { orderId: 'o-9', total: 17, customer: { name: 'Ada' }, tags: ['new'] };
