@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { arr, DEPLOY, loadYaml, obj, runTool, str, which } from './deploy-files';
+import { arr, DEPLOY, loadYaml, obj, ROOT, runTool, str, which } from './deploy-files';
 import { dashboardQueries, familyName, metricNames, substituteGrafanaVariables, variableMetricNames } from './promql';
 
 /**
@@ -176,5 +176,11 @@ describe('deploy/metrics-used.txt', () => {
       ].map((name) => familyName(name, families)),
     );
     expect([...used].sort()).toEqual([...listed].sort());
+  });
+
+  it('docs/operations.md describes every metric the alerts and the dashboard use', () => {
+    const page = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
+    const documented = new Set([...page.matchAll(/`(singleshot_[a-z0-9_]+)[`{]/g)].map((m) => m[1]));
+    expect(listed.filter((name) => !documented.has(name))).toEqual([]);
   });
 });

@@ -7,17 +7,20 @@ import { parse as parseYaml } from 'yaml';
 import { REPO_ROOT, spawnApps, startSmtpSink, startTestRedis, waitUntil, type AppProcess, type SmtpSink, type TestRedis } from '@singleshot/test-harness';
 import { sha } from './support/documents';
 
-// The README's "Templates and documents" example, taken from the README
-// itself: its config, its two template files and its curl body, run against
-// a real fleet (only Redis, ports and the SMTP relay's port are filled in).
+// The purchase-order example of docs/templates-and-documents.md, taken from
+// the page itself: its config, its two template files and its curl body, run
+// against a real fleet (only Redis, ports and the SMTP relay's port are filled in).
+const HEADING = '## A purchase order, end to end';
 const section = (() => {
-  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const start = readme.indexOf('## Templates and documents');
-  return readme.slice(start, readme.indexOf('\n## ', start + 10));
+  const page = readFileSync(join(REPO_ROOT, 'docs/templates-and-documents.md'), 'utf8');
+  const start = page.indexOf(HEADING);
+  if (start < 0) throw new Error(`no "${HEADING}" section in docs/templates-and-documents.md`);
+  const end = page.indexOf('\n## ', start + HEADING.length);
+  return page.slice(start, end < 0 ? undefined : end);
 })();
 const block = (lang: string) => {
   const m = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(section);
-  if (!m?.[1]) throw new Error(`no ${lang} block in the README section`);
+  if (!m?.[1]) throw new Error(`no ${lang} block in the docs section`);
   return m[1];
 };
 
@@ -54,7 +57,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('README: a purchase-order PDF for an order event', () => {
+describe('docs/templates-and-documents.md: a purchase-order PDF for an order event', () => {
   it('sends each recipient one text + HTML email with the same PDF, generated once', async () => {
     const curl = block('sh');
     const body = /-d '([\s\S]*?)'\s*$/.exec(curl.trim())?.[1] as string;

@@ -5,17 +5,17 @@ import { parse } from 'yaml';
 import { ConfigError } from './config-error';
 import { parseConfig } from './load-config';
 
-// The README's "Native providers" example must load as it is (secrets given
-// inline here instead of as files), and each native entry rejects what no send
-// could work with.
-const readme = readFileSync(resolve(__dirname, '../../../README.md'), 'utf8');
-const section = readme.slice(readme.indexOf('## Native providers'));
+// The "Native providers" example of docs/providers.md must load as it is
+// (secrets given inline here instead of as files), and each native entry
+// rejects what no send could work with.
+const page = readFileSync(resolve(__dirname, '../../../docs/providers.md'), 'utf8');
+const section = page.slice(page.indexOf('## Native providers'));
 const example = /```yaml\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
 
 const inline = (yaml: string) => yaml.replace(/(\w+)File: \/run\/secrets\/[\w-]+/g, '$1: secret');
 
 describe('native provider config', () => {
-  it('the README example loads, with the schema defaults filled in', () => {
+  it('the docs example loads, with the schema defaults filled in', () => {
     expect(example).toContain('type: ses');
     const config = parseConfig(parse(inline(example)), {});
     expect(config.providers.email?.map((p) => p.type)).toEqual(['ses', 'sendgrid']);
