@@ -1,4 +1,5 @@
 export * from './logger';
+export * from './log-format';
 export * from './metrics';
 export type { SourceOptions } from './cached-source';
 export * from './http-handlers';

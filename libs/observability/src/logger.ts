@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import pino from 'pino';
+import { chooseLogFormat, logTransport } from './log-format';
 
 /** pino's logger. Callers derive per-job loggers with `logger.child({ operationKey, messageKey, jobId, attempt })`. */
 export type Logger = pino.Logger;
@@ -46,10 +47,18 @@ export interface CreateLoggerOptions {
   destination?: pino.DestinationStream;
 }
 
+/** Not part of the lines: how a person at a terminal reads them (log-format.ts). */
+function stdoutTransport(): pino.DestinationStream | undefined {
+  const transport = logTransport(chooseLogFormat({ isTTY: process.stdout.isTTY, setting: process.env.LOG_FORMAT }));
+  return transport ? pino.transport(transport) : undefined;
+}
+
 /**
  * A JSON logger: one line per entry with `app`, `pid` and `hostname` (several
  * replicas of one app share a host and a log pipeline), an ISO `time`, the
- * level as a word, and secrets replaced by `"[redacted]"`.
+ * level as a word, and secrets replaced by `"[redacted]"`. On a terminal
+ * (stdout a TTY) the same entries go through pino-pretty instead;
+ * `LOG_FORMAT=json` forces JSON there too, `LOG_FORMAT=pretty` forces pretty.
  */
 export function createLogger(options: CreateLoggerOptions): Logger {
   const config: pino.LoggerOptions = {
@@ -59,7 +68,8 @@ export function createLogger(options: CreateLoggerOptions): Logger {
     formatters: { level: (label) => ({ level: label }) },
     redact: { paths: [...REDACT_PATHS], censor: REDACTED },
   };
-  return options.destination ? pino(config, options.destination) : pino(config);
+  const destination = options.destination ?? stdoutTransport();
+  return destination ? pino(config, destination) : pino(config);
 }
 
 /** The logging methods code about one operation uses. */
