@@ -11,3 +11,4 @@ export * from './test-backend';
 export * from './s3-server';
 export * from './fake-provider-api';
 export * from './fake-provider-dialects';
+export * from './relay-crash-run';

@@ -48,6 +48,14 @@ export async function runApps(
     workers.decision = decision.worker;
     closers.unshift(decision.close);
   }
+  if (only.includes('ingest') && rt.config.sources.length > 0) {
+    // The relay reads `sources:` (outboxes, brokers) into the same acceptance
+    // as ingest, so it runs where ingest runs; alone: dist/apps/relay/main.js.
+    const { startRelay } = await import('@singleshot/relay');
+    const relay = await startRelay(rt);
+    workers.relay = relay;
+    closers.unshift(relay.close);
+  }
   if (only.includes('dashboard')) {
     const { startDashboard } = await import('@singleshot/dashboard');
     closers.unshift((await startDashboard(rt)).close);

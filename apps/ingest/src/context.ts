@@ -1,6 +1,6 @@
 import type { Logger, Metrics } from '@singleshot/observability';
 import type { Runtime } from '@singleshot/runtime';
-import type { Acceptor } from './accept';
+import type { Acceptor } from '@singleshot/intake';
 import type { IngestCounters } from './counters';
 import type { ProducerAuth } from './producer-auth';
 

@@ -1,5 +1,5 @@
 import type { ParsedMail } from '@singleshot/mail';
-import type { AcceptResult } from './accept';
+import type { AcceptResult } from '@singleshot/intake';
 import type { IngestContext } from './context';
 
 /**

@@ -3,7 +3,7 @@ import { MessageStore } from '@singleshot/store';
 import { partitionOf } from '@singleshot/core';
 import { listen } from '@singleshot/http';
 import { defaultReady, documentLinkSecret, type RunningWorker } from '@singleshot/runtime';
-import { Acceptor } from './accept';
+import { Acceptor } from '@singleshot/intake';
 import { IngestCounters } from './counters';
 import { createIngestHandler } from './handler';
 import { documentsRouter } from './routes/documents';

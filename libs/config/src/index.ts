@@ -10,6 +10,7 @@ export * from './route-schema';
 export * from './document-schema';
 export * from './template-files';
 export * from './mailbox-schema';
+export * from './source-schema';
 export type { RateLimitConfig } from './primitives';
 export * from './defaults';
 export * from './env-overrides';

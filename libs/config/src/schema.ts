@@ -5,6 +5,7 @@ import { ingestSchema } from './ingest-schema';
 import { providersSchema } from './provider-schema';
 import { routeSchema } from './route-schema';
 import { documentsSchema } from './document-schema';
+import { sourcesSchema } from './source-schema';
 
 /**
  * The config file (docs/contract.md "Config file"). Every section is optional and
@@ -240,6 +241,7 @@ export const configSchema = z.strictObject({
   webhooks: webhooksSchema
     .prefault({})
     .describe('Provider inbound mail webhooks (`POST /v1/mail/inbound/<provider>`). A provider without an entry answers 404: no unauthenticated inbound endpoint is open by default.'),
+  sources: sourcesSchema,
   documents: documentsSchema.prefault({}).describe('How documents are generated and kept (see templates-and-documents.md).'),
 });
 

@@ -1,9 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { IngestInput } from '@singleshot/core';
 import { sendError, sendJson } from '@singleshot/http';
-import type { AcceptResult } from '../accept';
 import type { IngestContext } from '../context';
-import { StoreUnavailableError } from '../errors';
+import { StoreUnavailableError, type AcceptResult } from '@singleshot/intake';
 
 /** Accepts one API event, counted by its source (bounded label). Throws StoreUnavailableError when Redis did not confirm. */
 export async function acceptEvent(

@@ -9,7 +9,7 @@ import { parseRawMail, type ParsedMail } from '@singleshot/mail';
 import { createRedis, KeyBuilder } from '@singleshot/store';
 import { startTestRedis, waitUntil, type TestRedis } from '@singleshot/test-harness';
 import { providerWebhookRouter, type ProviderWebhookDeps } from './provider-webhooks';
-import { StoreUnavailableError } from '../errors';
+import { StoreUnavailableError } from '@singleshot/intake';
 import {
   MAIL,
   MAILBOX,

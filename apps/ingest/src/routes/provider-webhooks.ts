@@ -21,7 +21,7 @@ import {
 import type { KeyBuilder } from '@singleshot/store';
 import { PermanentError, ValidationError, describeError } from '@singleshot/core';
 import { sendError } from '@singleshot/http';
-import { StoreUnavailableError } from '../errors';
+import { StoreUnavailableError } from '@singleshot/intake';
 
 /** pino-compatible subset. */
 interface RouteLogger {

@@ -1,0 +1,5 @@
+export * from './relay';
+export * from './derive';
+export * from './hand-off';
+export * from './metrics';
+export * from './source';

@@ -1,0 +1,3 @@
+export * from './accept';
+export * from './deadlines';
+export * from './errors';
