@@ -70,6 +70,13 @@ export function superviseApps(opts: { groups: AppName[][]; config?: string; redi
     });
   };
   for (const group of opts.groups) spawnGroup(group);
+  // A child still running when this process exits (its own stop ran past the
+  // deadline, say) is killed: it would otherwise outlive the command in its own
+  // process group. A SIGKILLed supervisor runs no handler: then each child sees
+  // its IPC channel close and stops itself within its own deadline.
+  process.once('exit', () => {
+    for (const child of children.values()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   return {
     stop: async () => {
       stopping = true;
@@ -97,8 +104,10 @@ const STOP_MESSAGE = { type: 'singleshot:stop' } as const;
 
 /**
  * In a supervised child: stop gracefully when the supervisor asks (over IPC) or
- * goes away (its IPC channel closes). Until the app has its graceful stop
- * (`onShutdown`'s), either ends the process with SIGTERM: nothing is in flight yet.
+ * goes away (its IPC channel closes: the supervisor was SIGKILLed). The graceful
+ * stop is `onShutdown`'s, bounded by `shutdownTimeoutMs` like a signalled one, so
+ * a child whose supervisor died while Redis is gone does not wait for it forever.
+ * Until the app has that stop, either ends the process with SIGTERM: nothing is in flight yet.
  * Returns the setter for that graceful stop.
  */
 export function stopWhenSupervisorGoes(): (gracefulStop: (reason: string) => void) => void {

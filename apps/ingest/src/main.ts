@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   onShutdown(rt.logger, async () => {
     await ingest.close();
     await rt.close();
-  });
+  }, { timeoutMs: config.shutdownTimeoutMs });
 }
 
 main().catch((err: unknown) => {

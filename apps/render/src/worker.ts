@@ -2,7 +2,7 @@ import { DelayedError, Worker } from 'bullmq';
 import type { RenderJobData } from '@singleshot/core';
 import type { DocumentStore } from '@singleshot/documents';
 import { QUEUES, formatIssues, renderJobSchema } from '@singleshot/queues';
-import type { Runtime } from '@singleshot/runtime';
+import { RefusalAwareWorker, type Runtime } from '@singleshot/runtime';
 import { renderDocument, type RenderDeps, type RenderOutcome } from './render';
 
 export interface RenderApp {
@@ -40,7 +40,8 @@ export function startRender(rt: Runtime, options: { store?: DocumentStore } = {}
     logger,
     metrics: rt.documentMetrics,
   };
-  const worker = new Worker<RenderJobData, RenderOutcome>(
+  // Backs off while Redis refuses commands; counts its jobs for a bounded shutdown.
+  const worker = new RefusalAwareWorker<RenderJobData, RenderOutcome>(
     QUEUES.render,
     async (job, token) => {
       const parsed = renderJobSchema.safeParse(job.data);

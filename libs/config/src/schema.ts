@@ -243,6 +243,18 @@ export const configSchema = z.strictObject({
     .describe('Provider inbound mail webhooks (`POST /v1/mail/inbound/<provider>`). A provider without an entry answers 404: no unauthenticated inbound endpoint is open by default.'),
   sources: sourcesSchema,
   documents: documentsSchema.prefault({}).describe('How documents are generated and kept (see templates-and-documents.md).'),
+  /**
+   * How long a stopping process may take to finish or release its in-flight
+   * work (after SIGTERM, or when its supervisor goes away). Past it the process
+   * logs what it abandons (`event: "shutdown_timeout"`) and exits 1: claims stay
+   * fenced and their leases expire, so another worker takes them over. Below
+   * Kubernetes' 30 s grace period by default, so the process leaves before SIGKILL.
+   */
+  shutdownTimeoutMs: positiveInt
+    .default(20_000)
+    .describe(
+      'How long a stopping process may finish or release its in-flight work before it logs what it abandons (`event: "shutdown_timeout"`) and exits 1; abandoned claims stay fenced and are taken over when their leases expire. Below Kubernetes\' 30 s grace period.',
+    ),
 });
 
 /** A validated config, with every default filled in. */

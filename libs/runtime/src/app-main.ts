@@ -59,7 +59,7 @@ export async function runWorkerApp(
     await instance.close();
     await health.close();
     await rt.close();
-  });
+  }, { timeoutMs: config.shutdownTimeoutMs });
 }
 
 /** What readiness needs of a BullMQ worker. */

@@ -2,6 +2,7 @@ import { Worker, type Processor, type WorkerOptions } from 'bullmq';
 import { partitionQueueName } from '@singleshot/queues';
 import type { KeyBuilder } from '@singleshot/store';
 import type { Runtime } from './runtime';
+import { RefusalAwareWorker } from './refusal-aware-worker';
 
 /** A queue partition a worker consumes: its BullMQ name and prefix. */
 export interface ConsumedPartition {
@@ -58,7 +59,7 @@ export class PartitionWorkers<D, R> {
     const { connectionName, shareClientConnection = false, concurrency = 1, ...rest } = options;
     const connection = shareClientConnection ? rt.redis : rt.connect('worker', connectionName);
     const each = Math.max(1, Math.ceil(concurrency / Math.max(1, partitions.length)));
-    this.workers = partitions.map((p) => new Worker<D, R>(p.name, processor, { ...rest, connection, prefix: p.prefix, concurrency: each }));
+    this.workers = partitions.map((p) => new RefusalAwareWorker<D, R>(p.name, processor, { ...rest, connection, prefix: p.prefix, concurrency: each }));
   }
 
   /** Ready only when every partition's worker runs. */

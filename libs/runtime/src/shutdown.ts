@@ -1,21 +1,53 @@
 import type { Logger } from '@singleshot/observability';
+import { inFlightJobs } from './in-flight-jobs';
+
+/** What `onShutdown` needs besides the stop itself. */
+export interface ShutdownOptions {
+  /**
+   * The deadline of the graceful stop (`shutdownTimeoutMs`). Past it the
+   * process logs `shutdown_timeout` with the jobs it abandons and exits 1.
+   */
+  timeoutMs: number;
+}
+
+/** Exit code of a stop that ran past its deadline. */
+export const SHUTDOWN_TIMEOUT_EXIT_CODE = 1;
 
 /**
  * Graceful shutdown: the first SIGTERM/SIGINT stops taking work and lets what
  * is in flight finish or be released, then exits 0; a second signal exits at once.
  * Its log lines carry an `event` (`shutdown_started`, `shutdown_complete`,
- * `shutdown_forced`) that tests match.
+ * `shutdown_forced`, `shutdown_timeout`) that tests match.
+ *
+ * The stop is bounded by `timeoutMs`: with Redis gone, closing a worker or
+ * releasing a claim can wait forever for a reconnect, and a service manager
+ * (Kubernetes: 30 s after SIGTERM) would SIGKILL the process anyway, without
+ * a word. Past the deadline the process says what it abandons and exits 1;
+ * nothing is lost, since an abandoned claim stays fenced and its lease expires,
+ * so another worker takes the operation over.
  *
  * Returns a graceful stop that is not a signal: a supervisor asking its child
  * to stop uses it, so that the child's own SIGTERM from a service manager that
  * signals every process of the unit (systemd's default `KillMode=control-group`)
  * and the supervisor's request do not add up to "a second signal, exit now".
  */
-export function onShutdown(logger: Logger, stop: () => Promise<void>): (reason: string) => void {
+export function onShutdown(logger: Logger, stop: () => Promise<void>, options: ShutdownOptions): (reason: string) => void {
   let stopping = false;
   const begin = (reason: string) => {
     stopping = true;
-    logger.info({ event: 'shutdown_started', signal: reason }, 'shutting down: finishing or releasing in-flight work');
+    const startedAt = Date.now();
+    logger.info({ event: 'shutdown_started', signal: reason, timeoutMs: options.timeoutMs }, 'shutting down: finishing or releasing in-flight work');
+    // Not unref'd: a stop stuck on a dead Redis may leave nothing else to keep the
+    // loop alive, and then the process would end with exit 0 as if it had finished.
+    setTimeout(() => {
+      const abandoned = inFlightJobs();
+      logger.error(
+        { event: 'shutdown_timeout', signal: reason, timeoutMs: options.timeoutMs, elapsedMs: Date.now() - startedAt, inFlightJobs: abandoned, inFlightTotal: Object.values(abandoned).reduce((a, b) => a + b, 0) },
+        'shutdown did not finish in time: exiting; abandoned claims stay fenced and are taken over when their leases expire',
+      );
+      logger.flush?.();
+      process.exit(SHUTDOWN_TIMEOUT_EXIT_CODE);
+    }, options.timeoutMs);
     stop()
       .then(() => {
         logger.info({ event: 'shutdown_complete' }, 'shutdown complete');

@@ -15,3 +15,4 @@ export * from './imap-cursor-store';
 export * from './replica-wait';
 export * from './cross-slot';
 export * from './document-state';
+export * from './refusal-backoff';

@@ -7,6 +7,9 @@ import { NoRedisError, redisAnswers, startEmbeddedRedis, type EmbeddedRedis } fr
 import { APP_NAMES, runApps, type AppName } from '../run-apps';
 import { appGroups, stopWhenSupervisorGoes, superviseApps } from '../supervise';
 
+/** How much longer than its children the supervising process waits for a stop. */
+const SUPERVISOR_GRACE_MS = 1_000;
+
 export function parseOnly(value: string | undefined): AppName[] {
   if (!value) return [...APP_NAMES];
   const names = value.split(',').map((s) => s.trim()).filter(Boolean);
@@ -37,10 +40,9 @@ function redisWasNamed(file: string | undefined): boolean {
  * The default `--processes`: one app process per core, at most 3 (ingest |
  * decision | delivery). Ingest keeps a process of its own from 2 cores on, so
  * the HTTP path never waits behind the workers. On 2 cores a third process
- * only oversubscribes them. Measured on the bench's 2-core machine against
- * the process-per-app layout in the same runs: 2 processes ran 1.01-1.03x its
- * notifications/s at 0.88-0.90x its CPU per notification, 3 processes
- * 0.94-0.96x at 1.04x (README, Benchmarks).
+ * only oversubscribes them: it adds wake-ups and cold caches and does no more
+ * work at once, so it costs CPU per notification without adding throughput
+ * (docs/cli.md; `npm run bench` compares the layouts).
  */
 export function defaultProcesses(cores: number): number {
   return Math.min(3, Math.max(1, Math.floor(cores)));
@@ -90,10 +92,16 @@ export async function startCommand(opts: { only?: string; config?: string; proce
       onGiveUp: () => process.kill(process.pid, 'SIGTERM'),
     });
     logger.info({ event: 'singleshot_started', apps: only, processes: groups }, 'singleshot started');
-    onShutdown(logger, async () => {
-      await supervisor.stop();
-      await embedded?.stop();
-    });
+    // A second longer than the children's own deadline, so a child that gives
+    // up says what it abandoned before this process leaves.
+    onShutdown(
+      logger,
+      async () => {
+        await supervisor.stop();
+        await embedded?.stop();
+      },
+      { timeoutMs: config.shutdownTimeoutMs + SUPERVISOR_GRACE_MS },
+    );
     return;
   }
   const whenSupervisorStops = stopWhenSupervisorGoes();
@@ -103,11 +111,15 @@ export async function startCommand(opts: { only?: string; config?: string; proce
   const apps = await runApps(rt, only, only.length === 1 && only[0] === 'delivery' ? { metricsPort: rt.config.delivery.metricsPort } : {});
   rt.logger.info({ event: 'singleshot_started', apps: only, ingestPort: apps.ingestPort, metricsPort: apps.metricsPort }, 'singleshot started');
   whenSupervisorStops(
-    onShutdown(rt.logger, async () => {
-      await apps.close();
-      await rt.close();
-      await embedded?.stop();
-    }),
+    onShutdown(
+      rt.logger,
+      async () => {
+        await apps.close();
+        await rt.close();
+        await embedded?.stop();
+      },
+      { timeoutMs: config.shutdownTimeoutMs },
+    ),
   );
 }
 

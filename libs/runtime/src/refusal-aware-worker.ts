@@ -1,0 +1,51 @@
+import { Worker, type Job } from 'bullmq';
+import { redisRefusals, type RefusalBackoff } from '@singleshot/store';
+import { jobEnded, jobStarted } from './in-flight-jobs';
+
+/**
+ * A BullMQ worker that backs off while Redis refuses commands, and counts the
+ * jobs it runs (for a shutdown that gives up to say what it abandons).
+ *
+ * BullMQ's run loop waits `runRetryDelay` after a connection error, but an
+ * error reply (`OOM`, `MISCONF`, `READONLY`…) to its fetch is "not a
+ * connection error": it emits it and fetches again at once, so a refusing
+ * Redis met a worker's fetch in a tight loop. Here a refused fetch first waits
+ * out the process's `RefusalBackoff` (cut short by `close()`), then fails as
+ * before. A fetch that goes through ends the backoff; with Redis healthy that
+ * is one comparison per fetch and nothing more.
+ */
+export class RefusalAwareWorker<D, R> extends Worker<D, R> {
+  private refusals: RefusalBackoff = redisRefusals;
+  private readonly stopWaiting = new AbortController();
+
+  /** The backoff this worker waits out (the process's by default). */
+  useRefusals(refusals: RefusalBackoff): this {
+    this.refusals = refusals;
+    return this;
+  }
+
+  protected override async moveToActive(token: string, name?: string): Promise<Job<D, R>> {
+    try {
+      const job = await super.moveToActive(token, name);
+      this.refusals.succeeded();
+      return job;
+    } catch (err) {
+      if (this.refusals.noteError(err)) await this.refusals.wait(this.stopWaiting.signal);
+      throw err;
+    }
+  }
+
+  override async processJob(job: Job<D, R>, token: string, fetchNextCallback?: () => boolean): Promise<void | Job<D, R>> {
+    jobStarted(this.name);
+    try {
+      return await super.processJob(job, token, fetchNextCallback);
+    } finally {
+      jobEnded(this.name);
+    }
+  }
+
+  override close(force?: boolean): Promise<void> {
+    this.stopWaiting.abort();
+    return super.close(force);
+  }
+}
