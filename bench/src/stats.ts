@@ -1,9 +1,4 @@
-/** Nearest-rank percentile of an ascending array. */
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank] as number;
-}
+import { percentile } from '@singleshot/core';
 
 export function median(values: readonly number[]): number {
   return percentile([...values].sort((a, b) => a - b), 50);

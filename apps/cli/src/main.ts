@@ -5,7 +5,7 @@ import { registerJournal } from './commands/journal';
 import { registerMessages } from './commands/messages';
 import { registerQueues } from './commands/queues';
 import { registerDlq } from './commands/dlq';
-import { registerBench, registerLoadtest } from './commands/loadtest';
+import { registerLoadtest } from './commands/loadtest';
 
 const program = new Command()
   .name('singleshot')
@@ -28,8 +28,8 @@ registerJournal(program);
 registerQueues(program);
 registerDlq(program);
 
+// One benchmark: `npm run bench` (bench/), not a second one here.
 registerLoadtest(program);
-registerBench(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : err);

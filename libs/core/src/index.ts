@@ -9,3 +9,4 @@ export * from './types';
 export * from './template';
 export * from './backoff';
 export * from './recipient';
+export * from './percentile';

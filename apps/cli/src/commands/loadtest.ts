@@ -1,7 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import type { LoadtestReport } from '../loadtest/run';
 import type { FleetLayout } from '../loadtest/fleet';
-import { printTable } from '../format';
 
 function int(name: string, min: number) {
   return (value: string): number => {
@@ -47,65 +45,5 @@ export function registerLoadtest(program: Command): void {
       });
       console.log(opts.json ? JSON.stringify(report, null, 2) : formatReport(report));
       if (report.lost > 0 || report.duplicates > 0) process.exitCode = 1;
-    });
-}
-
-/** The variants `singleshot bench` compares, in one run, on the same machine. */
-export const BENCH_VARIANTS: { name: string; layout: FleetLayout; appendfsync: 'everysec' | 'always' }[] = [
-  { name: 'one process, AOF everysec', layout: 'single', appendfsync: 'everysec' },
-  { name: 'process per app, AOF everysec', layout: 'split', appendfsync: 'everysec' },
-  { name: 'one process, AOF always', layout: 'single', appendfsync: 'always' },
-];
-
-export function registerBench(program: Command): void {
-  program
-    .command('bench')
-    .description('loadtest --embedded for each fleet layout and AOF mode, side by side in one run (npm run bench)')
-    .option('--events <n>', 'distinct events per variant', int('--events', 1), 10_000)
-    .option('--dup <k>', 'times each event is posted, in parallel', int('--dup', 1), 3)
-    .option('--concurrency <c>', 'requests in flight', int('--concurrency', 1), 96)
-    .option('--json', 'print the reports as JSON')
-    .action(async (opts) => {
-      const { formatReport, runLoadtest } = await import('../loadtest/run');
-      const results: { variant: string; report: LoadtestReport }[] = [];
-      for (const variant of BENCH_VARIANTS) {
-        if (!opts.json) console.log(`\n== ${variant.name}`);
-        const report = await runLoadtest({
-          url: '',
-          events: opts.events,
-          dup: opts.dup,
-          concurrency: opts.concurrency,
-          sinkPort: 0,
-          drainSeconds: 300,
-          embedded: true,
-          layout: variant.layout,
-          appendfsync: variant.appendfsync,
-          json: Boolean(opts.json),
-          progress: !opts.json,
-        });
-        results.push({ variant: variant.name, report });
-        if (!opts.json) console.log(formatReport(report));
-      }
-      if (opts.json) {
-        console.log(JSON.stringify(results, null, 2));
-      } else {
-        console.log(`\n${opts.events} events × ${opts.dup} arrivals each, concurrency ${opts.concurrency}:`);
-        printTable([
-          ['variant', 'notif/s', 'p50 ms', 'p95 ms', 'p99 ms', 'dup', 'lost', 'fleet MiB', 'redis MiB', 'CPU ms/notif fleet/redis/loadgen'],
-          ...results.map(({ variant, report: r }) => [
-            variant,
-            r.throughputPerSecond.toFixed(0),
-            String(r.latencyMs.p50),
-            String(r.latencyMs.p95),
-            String(r.latencyMs.p99),
-            String(r.duplicates),
-            String(r.lost),
-            String(r.peakRssMb?.fleet ?? ''),
-            String(r.peakRssMb?.redis ?? ''),
-            `${r.cpuMsPerNotification?.fleet ?? ''}/${r.cpuMsPerNotification?.redis ?? ''}/${r.cpuMsPerNotification?.loadgen ?? ''}`,
-          ]),
-        ]);
-      }
-      if (results.some(({ report }) => report.lost > 0 || report.duplicates > 0)) process.exitCode = 1;
     });
 }

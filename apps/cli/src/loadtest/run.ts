@@ -3,7 +3,7 @@ import { Pool } from 'undici';
 import { SingleBar, Presets } from 'cli-progress';
 import { startLoadSink } from './sink';
 import { startEmbeddedFleet, type EmbeddedFleet, type FleetLayout } from './fleet';
-import { percentile } from './stats';
+import { percentile } from '@singleshot/core';
 
 export interface LoadtestOptions {
   url: string;
