@@ -42,7 +42,7 @@ export function benchmarksMarkdown(result: StoredResult, resultsPath: string): s
     '',
     ...ratios(summaries, reference).map((l) => `- ${l}`),
     '',
-    ...(targets.length ? ['Targets (issue 8), `singleshot start` in this run:', '', ...targetLines(targets).map((l) => `- ${l}`), ''] : []),
+    ...(targets.length ? ['Targets (docs/benchmarks.md), `singleshot start` in this run:', '', ...targetLines(targets).map((l) => `- ${l}`), ''] : []),
   ].join('\n');
 }
 

@@ -181,8 +181,8 @@ async function main(): Promise<void> {
   for (const line of ratios(summaries, reference)) log(line);
   // A diagnostic run's figures are not the measured configuration's: no target is judged on them.
   const targets = diagnostic ? [] : checkTargets(summaries, { openLoopAtHalfMax: openRate === undefined });
-  if (targets.length) log(`\nissue 8 targets:\n${targetLines(targets).join('\n')}`);
-  if (diagnostic) log(`\nissue 8 targets: not judged (diagnostic: ${diagnostic})`);
+  if (targets.length) log(`\ntargets (docs/benchmarks.md):\n${targetLines(targets).join('\n')}`);
+  if (diagnostic) log(`\ntargets (docs/benchmarks.md): not judged (diagnostic: ${diagnostic})`);
   const env = { machine: { ...machine(), loadAverageAtStart: loadAtStart }, versions: versions() };
   const result = { startedAt: started.toISOString(), quick, ...(diagnostic ? { diagnostic } : {}), workload, options: common, rounds, ...(openRate !== undefined ? { openRate } : {}), env, summaries, targets, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open) };
   const dir = join(root, 'bench', 'results');

@@ -1,6 +1,6 @@
 import { formatRoundRatios, roundRatios, type Summary } from './report';
 
-/** One of issue 8's acceptance figures, as measured in this run. */
+/** One of singleshot's speed targets (docs/benchmarks.md), as measured in this run. */
 export interface TargetCheck {
   target: string;
   measured: string;

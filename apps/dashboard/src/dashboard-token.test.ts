@@ -8,8 +8,8 @@ import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
 import { DashboardStartError } from './errors';
 import { startDashboard, type Dashboard } from './server';
 
-// A dashboard that is never anonymous (issue 10, finding 2): with no
-// credentials it answered anyone on loopback.
+// A dashboard that is never anonymous: with no credentials configured it
+// still asks for a generated token, even on loopback.
 let redis: TestRedis;
 let dir: string;
 const runtimes: Runtime[] = [];

@@ -6,8 +6,8 @@ import { createRuntime, type Runtime } from '@singleshot/runtime';
 import { startTestRedis, waitUntil, type TestRedis } from '@singleshot/test-harness';
 import { startDecision, type DecisionApp } from './worker';
 
-// Recipients checked per channel at fan-out (issue 10, finding 5):
-// "a\r\nBcc: evil@x" was accepted and handed on to the provider.
+// Recipients checked per channel at fan-out, so that "a\r\nBcc: evil@x" is
+// never handed on to a provider.
 let redis: TestRedis;
 let rt: Runtime;
 let decision: DecisionApp;

@@ -40,8 +40,9 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
   // Every provider of the channel behind an open breaker (or a half-open one
   // whose single trial another attempt holds): come back later without
   // claiming. A claim counts as an attempt, and operations would run out of
-  // attempts while no provider was called: each half-open cycle used to let
-  // every waiting job claim and then skip (issue 10, the 40 s SMTP outage).
+  // attempts while no provider was called: if every waiting job claimed and
+  // then skipped at each half-open cycle, an outage alone would use up their
+  // attempts and leave the mail undelivered.
   const gate = passBreakers(job.channel, deps);
   if (gate.kind === 'wait') {
     const delayMs = gate.delayMs + Math.floor((deps.random ?? Math.random)() * 250);
@@ -88,6 +89,9 @@ async function claimAndSend(
     case 'claimed':
       break;
   }
+  // Throws when no replica confirmed the claim: nothing was sent, and the
+  // claim (if it survived) is reconciled by the next one after its lease.
+  if (deps.replicateClaim) await deps.replicateClaim(job.operationKey);
 
   const log = lazyChild(deps.logger, { operationKey: job.operationKey, messageKey: job.messageKey, fence: claim.fence, attempt: claim.attempts });
   const keeper = keepLease({

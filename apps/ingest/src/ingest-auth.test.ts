@@ -10,8 +10,8 @@ import { createRuntime, type Runtime } from '@singleshot/runtime';
 import { IngestStartError, resolveIngestHost } from './producer-auth';
 import { startIngest, type IngestApp } from './server';
 
-// Producer authentication (issue 10, finding 1): `npm start` took events from
-// anyone on 0.0.0.0:8080.
+// Producer authentication: without credentials ingest must not take events
+// from anyone who can reach it.
 const SHOP_OLD = 'shop-key-old-0123456789abcdef';
 const SHOP_NEW = 'shop-key-new-0123456789abcdef';
 const BILLING = 'billing-key-0123456789abcdef';

@@ -7,8 +7,8 @@ import { KeyBuilder } from './keys';
 import { MessageStore } from './message-store';
 import { OperationStore } from './operation-store';
 
-// What a retained operation costs in Redis once its jobs are gone (issue 8: at
-// most 1.5 KiB), measured as MEMORY USAGE of the keys it leaves behind with a
+// What a retained operation costs in Redis once its jobs are gone (the budget:
+// at most 1.5 KiB), measured as MEMORY USAGE of the keys it leaves behind with a
 // fixed payload: bytes, not time, so the budget is a plain upper bound. The
 // encodings are pinned too: one value over 64 bytes turns a hash into a hash
 // table (about three times the memory), which is what the budget rests on.

@@ -54,7 +54,7 @@ export interface OperationRecord {
   createdAt?: number;
   updatedAt?: number;
   /**
-   * When it was sent. Not stored since issue 8: a sent operation is terminal
+   * When it was sent. No longer stored, to save memory: a sent operation is terminal
    * and never written again, so it is the `updatedAt` of a `sent` operation
    * (records written before keep their own `sentAt`, which is read first).
    */

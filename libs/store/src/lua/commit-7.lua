@@ -12,7 +12,7 @@
     KEYS[6] suppressed index of the operation's shard
     KEYS[7] operation data hash (large values: the stored deliver job, the last error's text)
 
-    ARGV[1] options (JSON, CommitScriptOptions in script-options.ts); optional fields
+    ARGV[1] options (JSON, ScriptOptions['commit-7'] in script-options.ts); optional fields
             are left out when they do not apply:
       fence          fence token of the caller (a string)
       outcome        sent | in_doubt | failed | dead | suppressed | released
@@ -107,8 +107,8 @@ end
 if outcome == 'sent' then redis.call('HDEL', dataKey, 'job') end
 redis.call('HSET', opKey, unpack(fields))
 -- A terminal operation holds no lease and has no owner: kept, the fields would
--- cost every retained operation their bytes (issue 8's budget of 1.5 KiB per
--- operation). 'claimedAt' is only in states claimed by an earlier version.
+-- cost every retained operation their bytes (memory-budget.test.ts pins the
+-- budget per operation). 'claimedAt' is only in states claimed by an earlier version.
 if isTerminal(status) then redis.call('HDEL', opKey, 'owner', 'leaseUntil', 'claimedAt') end
 redis.call('DEL', lockKey)
 retain(opKey, o.retentionMs)
