@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { parseRetryAfter, retryDelayMs, type BackoffOptions } from './backoff';
 import { InvalidEventError, SendAbortedError, SendDeadlineError, SendRejectedError } from './errors';
 
-/** A business event, as `POST /v1/events` takes it (see the README's "Ingest HTTP API"). */
+/** A business event, as `POST /v1/events` takes it (see docs/ingest-api.md). */
 export interface SingleshotEvent {
   /** The producer's stable event id: the same for every retry and every re-send of this event. */
   id: string;

@@ -1,6 +1,6 @@
 import { DeliveryVerificationError } from './errors';
 
-/** What singleshot's `http` provider POSTs (README "Outbound HTTP provider"). */
+/** What singleshot's `http` provider POSTs (docs/contract.md, "Outbound HTTP provider"). */
 export interface Delivery {
   operationKey: string;
   messageKey: string;

@@ -1,7 +1,7 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** Socket limits of a public HTTP server (all configurable; see the README). */
+/** Socket limits of a public HTTP server (all configurable; see docs/configuration.md, `ingest`). */
 export interface ServerLimits {
   /** The whole request header must arrive within this (slowloris: half a header, then silence). */
   headersTimeoutMs: number;

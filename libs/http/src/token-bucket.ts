@@ -7,7 +7,8 @@ export interface BucketRate {
 /**
  * Token buckets by name (one per producer key), in this process. Per process
  * on purpose: a Redis round trip per request would cost more than the limit
- * protects, and N replicas allow N times the rate, which the README says.
+ * protects, and N replicas allow N times the rate, as docs/configuration.md
+ * says of `ingest.rateLimit`.
  * Buckets are created on first use; names are bounded (configured keys plus
  * `anonymous` and `hmac`), so the map cannot grow without bound.
  */

@@ -27,7 +27,7 @@ function rateLimitResetMs(headers: IncomingHttpHeaders, now = Date.now()): numbe
  * Mail Send takes no idempotency key and SendGrid offers no synchronous
  * lookup by custom argument (Email Activity search is an add-on and lags
  * minutes behind), so there is no `lookup`: an in-doubt send stays pinned to
- * this provider and the channel's `inDoubtPolicy` decides (README, "Guarantees").
+ * this provider and the channel's `inDoubtPolicy` decides (docs/providers.md).
  */
 export class SendgridProvider implements Provider {
   readonly type = 'sendgrid' as const;

@@ -58,8 +58,8 @@ function mastersFor(redis: RedisClient, keys: readonly string[]): { node: Redis;
  * after this returns cannot lose them. A master with fewer live replicas (a
  * promoted one whose old master has not come back) is waited on for the ones
  * it has: "a replica where replicas exist", so a cluster that lost a node keeps
- * accepting (a second failure before it heals could lose writes; see README
- * "Beyond one Redis"). A no-op for `replicas` 0. Throws `ReplicaWaitError`
+ * accepting (a second failure before it heals could lose writes; see
+ * docs/protocol.md). A no-op for `replicas` 0. Throws `ReplicaWaitError`
  * when `timeoutMs` passes first.
  */
 export async function waitForReplicas(redis: RedisClient, keys: readonly string[], replicas: number, timeoutMs: number): Promise<void> {
