@@ -106,8 +106,8 @@ export function startDecision(rt: Runtime): DecisionApp {
       // row must not fail a job that simply met a bad hour (nothing vanishes).
       maxStalledCount: 1000,
       // A decision takes milliseconds: a shorter job lock than BullMQ's 30 s
-      // default brings the jobs of a killed decision process back within ~15 s
-      // (the chaos suite measured 30-60 s with the defaults).
+      // default brings the jobs of a killed decision process back within about
+      // lockDuration + stalledInterval, instead of several times that.
       lockDuration: 10_000,
       stalledInterval: 5_000,
     },

@@ -34,7 +34,7 @@ class Exchange {
 /**
  * The HTTP server's request listener: `POST /v1/events` is served here on
  * node:http without Express's router, body parser and response machinery
- * (about 45% of ingest's busy time went there); every other request
+ * (where much of ingest's busy time went); every other request
  * goes to `app` unchanged. Same steps, limits and answers as the Express
  * route: the in-flight cap and rate buckets are the app's own (one `gate`),
  * the body limit and its 413, authentication and its 401, the 429, then the

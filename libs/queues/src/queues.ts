@@ -9,11 +9,10 @@ import type { DeadJobData } from './schemas';
  * dedup (docs/protocol.md invariant 8): the message and operation records and
  * the journal are the durable record and outlive these jobs. The last 1,000 of
  * each queue are what Bull Board shows as completed and what `requeueDelivery`
- * may find finished. A count alone bounds the memory (1.0-1.2 KB a job); an
- * age on top costs every completion one more sorted-set scan and only matters
- * on a quiet queue, where 1,000 jobs cost little. 10,000, the former count,
- * kept about 12 MB per queue that nothing reads: at the pipeline's rates that
- * is seconds of history.
+ * may find finished. A count alone bounds the memory; an age on top costs
+ * every completion one more sorted-set scan and only matters on a quiet
+ * queue, where the kept jobs cost little. A larger count keeps megabytes per
+ * queue that nothing reads: at the pipeline's rates, seconds of history.
  */
 export const KEEP_COMPLETED_JOBS = 1_000;
 
@@ -22,8 +21,7 @@ export const KEEP_COMPLETED_JOBS = 1_000;
  * trimmed approximately). Nothing in singleshot reads it (no QueueEvents, Bull
  * Board reads the job sets); it serves a QueueEvents listener an operator
  * attaches to watch live, for which the last 1,000 events are plenty.
- * BullMQ's default, 10,000 per queue, kept about 1.5 MB per queue (about 150
- * bytes an event).
+ * BullMQ's default is ten times that, memory per queue that nothing reads.
  */
 export const EVENTS_MAX_LEN = 1_000;
 

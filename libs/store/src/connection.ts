@@ -44,8 +44,8 @@ function roleOptions(role: ConnectionRole): RedisOptions {
       return { maxRetriesPerRequest: null, enableReadyCheck: true };
     // No auto-pipelining: the chaos suite crashed an ingest process with it
     // (ioredis 5.11 autoPipelining.js throws "results[i] is not iterable" from a
-    // callback when a pipeline fails as the connection drops), for a gain of
-    // about 15% in one benchmark. Robustness first.
+    // callback when a pipeline fails as the connection drops), for a modest
+    // throughput gain. Robustness first.
     case 'producer':
       return { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 3000 };
     case 'client':

@@ -10,8 +10,8 @@
  * Times, durations and other integers a script hands on to Redis are `Decimal`
  * strings, computed on this side (`leaseUntil`, not `now + leaseMs` in Lua):
  * Redis 7.0 turns a Lua number argument of `redis.call` into text with
- * `snprintf("%.17g")`, about ten times what a string argument costs, and a
- * notification's scripts passed some 25 of them, a tenth of its Redis CPU.
+ * `snprintf("%.17g")`, many times what a string argument costs, and a
+ * notification's scripts pass dozens of them.
  */
 export interface ScriptOptions {
   'claim-5': {
