@@ -8,7 +8,7 @@
     KEYS[4] active index of the operation's shard (recovery sweeper)
     KEYS[5] operation data hash (large values: the stored deliver job)
 
-    ARGV[1] options (JSON, ClaimScriptOptions in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['claim-5'] in script-options.ts):
       leaseMs       lease in ms
       now           ms since epoch
       leaseUntil    now + leaseMs

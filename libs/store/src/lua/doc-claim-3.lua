@@ -7,7 +7,7 @@
     KEYS[2] document lock
     KEYS[3] journal stream of the document's shard (unused here; same slot as the commit)
 
-    ARGV[1] options (JSON, 'doc-claim-3' in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['doc-claim-3'] in script-options.ts):
       leaseMs      lease in ms
       now          ms
       leaseUntil   now + leaseMs

@@ -9,7 +9,7 @@
   Input:
     KEYS[1] operation state hash
 
-    ARGV[1] options (JSON, see script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['mark-waiting-1'] in script-options.ts):
       reason       why it waits (breaker_open)
       untilMs      when it is tried again (ms since epoch)
       retentionMs  expiry of a state hash created here

@@ -6,7 +6,7 @@
   Input:
     KEYS[1] message record hash
 
-    ARGV[1] options (JSON, MessageDecidedScriptOptions in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['message-decided-1'] in script-options.ts):
       now            ms
       operationKeys  the message's operation keys (each a field, value empty)
       retentionMs    record expiry
@@ -16,7 +16,7 @@
 
   One script instead of MULTI: on a connection that also carries BullMQ's
   scripts, ioredis's multi() copies every script onto each transaction object,
-  which cost the decision worker about a tenth of its CPU.
+  a cost the decision worker paid on every message.
 ]]
 --@include "include/retain.lua"
 local key = KEYS[1]
