@@ -63,6 +63,14 @@ export interface DeliverDeps {
   >;
   /** Records that an operation waits without a claim (`ops show`, `singleshot_operations_waiting`). */
   waiting?: WaitingPort;
+  /**
+   * Resolves once the claim of `operationKey` is on a replica (a Redis
+   * Cluster's `WAIT`); absent on a single Redis. Awaited between the claim and
+   * the provider call: a failover that lost the claim after a send would let
+   * the next claim see a fresh operation and send it again, while a replicated
+   * claim leaves `sending`, which the next claim reconciles first.
+   */
+  replicateClaim?(operationKey: string): Promise<void>;
   /** Aborted on shutdown: a claim not yet sent is released instead of sent. */
   shutdown?: AbortSignal;
   now?: () => number;

@@ -89,6 +89,9 @@ async function claimAndSend(
     case 'claimed':
       break;
   }
+  // Throws when no replica confirmed the claim: nothing was sent, and the
+  // claim (if it survived) is reconciled by the next one after its lease.
+  if (deps.replicateClaim) await deps.replicateClaim(job.operationKey);
 
   const log = lazyChild(deps.logger, { operationKey: job.operationKey, messageKey: job.messageKey, fence: claim.fence, attempt: claim.attempts });
   const keeper = keepLease({

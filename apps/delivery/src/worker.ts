@@ -3,7 +3,7 @@ import type { DeliverJobData } from '@singleshot/core';
 import { waitReplicasOf, type RateLimitConfig } from '@singleshot/config';
 import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider } from '@singleshot/providers';
 import { DELIVER_BATCH_JOB_NAME, QUEUES, addDead, deliverJobSchema, formatIssues, requeueDelivery, type DeliverBatchJobData } from '@singleshot/queues';
-import { RateLimiter } from '@singleshot/store';
+import { RateLimiter, ReplicaBarrier } from '@singleshot/store';
 import { PartitionWorkers, consumedPartitions, documentLinkSecret, type Runtime } from '@singleshot/runtime';
 import { signDocumentLink } from '@singleshot/documents';
 import { deliver, type DeliverDeps, type DeliverOutcome } from './deliver';
@@ -60,8 +60,12 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   rt.metrics.setWaitingSource(() => waiting.counts());
   const docs = rt.config.documents;
   let linkSecret: Promise<string> | undefined;
+  // No replicas to wait for (a single Redis): a claim or commit is as durable as it gets once it answered.
+  const replicated = waitReplicasOf(rt.config) > 0;
+  const claims = replicated ? new ReplicaBarrier((keys) => rt.replicate(rt.redis, keys)) : undefined;
   const deps: DeliverDeps = {
     operations: rt.operations,
+    ...(claims ? { replicateClaim: (operationKey: string) => claims.after([rt.keys.op(operationKey)]) } : {}),
     waiting,
     providers: (channel: string) => providers.get(channel) ?? [],
     addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record),
@@ -103,8 +107,6 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
     logger: logger.child({ component: 'sweeper' }),
   });
   rt.metrics.setInDoubtSource(() => sweeper.index.inDoubtCount());
-  // No replicas to wait for (a single Redis): the commit is as durable as it gets once it answered.
-  const replicated = waitReplicasOf(rt.config) > 0;
   const partitions = consumedPartitions(rt.keys, QUEUES.deliver, delivery.partitions, rt.config.redis.formerPartitions);
   // delivery.concurrency bounds operations in flight per process, single jobs and batches alike.
   const limit = new CallLimit(delivery.concurrency);

@@ -13,6 +13,7 @@ export * from './mutex';
 export * from './operation-replay';
 export * from './imap-cursor-store';
 export * from './replica-wait';
+export * from './replica-barrier';
 export * from './cross-slot';
 export * from './document-state';
 export * from './refusal-backoff';

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Provider, LookupResult } from '@singleshot/providers';
+import { KeyBuilder, OperationStore, createRedis, type RedisClient } from '@singleshot/store';
+import { createLogger, createMetrics } from '@singleshot/observability';
+import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
+import { deliverJob } from '@singleshot/test-jobs';
+import { deliver, type DeliverDeps } from './deliver';
+
+// The claim must be on a replica before the provider call: on a cluster, a
+// failover that loses a claim made before a send would let the next claim see
+// a fresh operation and send it again.
+
+let server: TestRedis;
+let redis: RedisClient;
+let ops: OperationStore;
+const keys = new KeyBuilder('cr', 4);
+const order: string[] = [];
+const accepted = new Set<string>();
+
+const provider: Provider = {
+  name: 'p',
+  type: 'http',
+  async send(req) {
+    order.push('send');
+    accepted.add(req.operationKey);
+    return { externalId: `p-${req.operationKey.slice(0, 6)}` };
+  },
+  lookup: async (key: string): Promise<LookupResult> => (accepted.has(key) ? { found: true, externalId: 'p-found' } : { found: false }),
+  close: async () => undefined,
+};
+
+function deps(replicateClaim: DeliverDeps['replicateClaim'], leaseMs = 300): DeliverDeps {
+  return {
+    operations: ops,
+    providers: () => [provider],
+    addDead: async () => undefined,
+    policy: { leaseMs, attempts: 5, backoffMs: [10], backoffCapMs: 60_000, inDoubtPolicy: 'resend', providerAttempts: 2 },
+    workerId: 'test',
+    logger: createLogger({ app: 'test', level: 'silent' }),
+    metrics: createMetrics(),
+    random: () => 0.5,
+    ...(replicateClaim ? { replicateClaim } : {}),
+  };
+}
+
+beforeAll(async () => {
+  server = await startTestRedis();
+  redis = createRedis({ url: server.url, role: 'client' });
+  ops = new OperationStore(redis, keys, { retentionMs: 86_400_000 });
+});
+
+afterAll(async () => {
+  redis.disconnect();
+  await server.destroy();
+});
+
+describe('claim replication before the send', () => {
+  it('the replica wait runs after the claim and before the provider call', async () => {
+    order.length = 0;
+    const job = deliverJob(`cr-a-${Date.now()}`, { route: 'orders' });
+    const outcome = await deliver(
+      job,
+      deps(async (key) => {
+        expect((await ops.get(key))?.status).toBe('sending');
+        order.push('replicated');
+      }),
+    );
+    expect(outcome).toMatchObject({ kind: 'sent' });
+    expect(order).toEqual(['replicated', 'send']);
+  });
+
+  it('a failed replica wait sends nothing; the next claim after the lease reconciles and sends once', async () => {
+    order.length = 0;
+    const job = deliverJob(`cr-b-${Date.now()}`, { route: 'orders' });
+    const failed = Object.assign(new Error('only 0 of 1 replica(s) acknowledged the write in time'), { code: 'REPLICA_WAIT_TIMEOUT' });
+    await expect(deliver(job, deps(async () => Promise.reject(failed)))).rejects.toBe(failed);
+    expect(order).toEqual([]);
+    // The claim that was not confirmed holds its lease; once it runs out the next
+    // claim finds `sending`, asks the provider (not found) and sends.
+    let outcome = await deliver(job, deps(async () => undefined));
+    for (let i = 0; outcome.kind === 'conflict' && i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      outcome = await deliver(job, deps(async () => undefined));
+    }
+    expect(outcome).toMatchObject({ kind: 'sent' });
+    expect(order).toEqual(['send']);
+    expect((await ops.get(job.operationKey))?.status).toBe('sent');
+  });
+});
