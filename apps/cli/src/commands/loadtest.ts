@@ -24,6 +24,7 @@ export function registerLoadtest(program: Command): void {
     .option('--appendfsync <mode>', 'with --embedded: always | everysec', 'everysec')
     .option('--rate <r>', 'open loop: start r events per second on a schedule, not waiting for answers', int('--rate', 1))
     .option('--duration <s>', 'with --rate: seconds of arrivals (events = rate × duration)', int('--duration', 1), 10)
+    .option('--producer-limit <n>', "with --embedded: ingest's per-producer limit, requests/s (default: above the offered load; lower it to see 429s answered and retried)", int('--producer-limit', 1))
     .option('--json', 'print the report as JSON')
     .option('--no-progress', 'no progress bar')
     .action(async (opts) => {
@@ -42,6 +43,7 @@ export function registerLoadtest(program: Command): void {
         appendfsync: opts.appendfsync,
         json: Boolean(opts.json),
         progress: opts.progress !== false,
+        ...(opts.producerLimit ? { producerLimit: opts.producerLimit } : {}),
       });
       console.log(opts.json ? JSON.stringify(report, null, 2) : formatReport(report));
       if (report.lost > 0 || report.duplicates > 0) process.exitCode = 1;

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort, redisAnswers } from '../embedded-redis';
+import type { Teardown } from './teardown';
 
 /**
  * `loadtest --embedded`: a throwaway Redis (AOF on) and a `singleshot start`
@@ -15,6 +16,8 @@ export interface EmbeddedFleet {
   peakRssMb(): { fleet: number; redis: number };
   /** CPU seconds (user + system) used so far by the fleet's Node processes and by Redis (Linux). */
   cpuSeconds(): { fleet: number; redis: number };
+  /** Pids of the fleet's processes and of Redis (all stopped by `stop`). */
+  pids(): number[];
   stop(): Promise<void>;
 }
 
@@ -40,25 +43,55 @@ function vmHwmMb(pid: number | undefined): number {
   }
 }
 
+/** SIGTERM the fleet (it finishes or releases what it holds), then Redis; the dir last. */
+export async function stopFleet(fleet: readonly ChildProcess[], redis: ChildProcess | undefined, teardown: Teardown): Promise<void> {
+  const exited = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
+  for (const p of fleet) p.kill('SIGTERM');
+  await Promise.all(fleet.map(exited));
+  if (redis) {
+    redis.kill('SIGTERM');
+    await exited(redis);
+  }
+  teardown.removeDirs();
+}
+
 /**
  * `single`: ingest, decision and delivery in one `singleshot start` process
  * (the embedded default). `split`: one process per app, as in production.
  */
 export type FleetLayout = 'single' | 'split';
 
-export async function startEmbeddedFleet(opts: { sinkPort: number; appendfsync: string; concurrency: number; layout?: FleetLayout }): Promise<EmbeddedFleet> {
-  const dir = mkdtempSync(join(tmpdir(), 'singleshot-loadtest-'));
+/** Ingest's per-producer token bucket for the run (`ingest.rateLimit`). */
+export interface ProducerLimit {
+  perSecond: number;
+  burst: number;
+}
+
+/**
+ * Starts the fleet; everything it starts is tracked by `teardown` first, so a
+ * failure halfway (Redis up, fleet not) still stops what is running.
+ */
+export async function startEmbeddedFleet(opts: {
+  sinkPort: number;
+  appendfsync: string;
+  concurrency: number;
+  layout?: FleetLayout;
+  producerLimit: ProducerLimit;
+  teardown: Teardown;
+}): Promise<EmbeddedFleet> {
+  const { teardown } = opts;
+  const dir = teardown.dir(mkdtempSync(join(tmpdir(), 'singleshot-loadtest-')));
   const redisPort = await freePort();
   const ingestPort = await freePort();
-  const redis: ChildProcess = spawn(
+  const redis: ChildProcess = teardown.child(spawn(
     'redis-server',
     ['--port', String(redisPort), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', opts.appendfsync,
       '--save', '', '--maxmemory-policy', 'noeviction', '--daemonize', 'no'],
     { stdio: 'ignore' },
-  );
+  ));
   const redisUrl = `redis://127.0.0.1:${redisPort}`;
   for (let i = 0; !(await redisAnswers(redisUrl, 300)); i++) {
-    if (i > 100 || redis.exitCode !== null) throw new Error('loadtest: redis-server did not start (is it on PATH?)');
+    if (i > 100 || redis.exitCode !== null) throw Object.assign(new Error('loadtest: redis-server did not start (is it on PATH?)'), { code: 'LOADTEST_REDIS_START' });
     await new Promise((r) => setTimeout(r, 100));
   }
   const configFile = join(dir, 'singleshot.config.json');
@@ -67,7 +100,9 @@ export async function startEmbeddedFleet(opts: { sinkPort: number; appendfsync: 
     JSON.stringify({
       redis: { url: redisUrl },
       log: { level: 'warn' },
-      ingest: { port: ingestPort, host: '127.0.0.1' },
+      // The producer limit sized for the test (above the offered load unless the
+      // test is about the limit), and room for every connection the load uses.
+      ingest: { port: ingestPort, host: '127.0.0.1', rateLimit: opts.producerLimit, maxRequestsInFlight: Math.max(1_000, opts.concurrency * 4) },
       decision: { concurrency: opts.concurrency, metricsPort: 0 },
       delivery: { concurrency: opts.concurrency, metricsPort: 0 },
       routes: [
@@ -88,29 +123,25 @@ export async function startEmbeddedFleet(opts: { sinkPort: number; appendfsync: 
   const main = resolve(__dirname, '../cli/main.js');
   const groups = opts.layout === 'split' ? ['ingest', 'decision', 'delivery'] : ['ingest,decision,delivery'];
   const fleet: ChildProcess[] = groups.map((only) =>
-    spawn(process.execPath, [main, 'start', '--only', only, '--processes', '1', '--config', configFile], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, REDIS_URL: redisUrl, METRICS_PORT: '0' },
-    }),
+    teardown.child(
+      spawn(process.execPath, [main, 'start', '--only', only, '--processes', '1', '--config', configFile], {
+        stdio: ['ignore', 'ignore', 'inherit'],
+        env: { ...process.env, REDIS_URL: redisUrl, METRICS_PORT: '0', LOG_FORMAT: 'json' },
+      }),
+    ),
   );
   const ingestUrl = `http://127.0.0.1:${ingestPort}`;
   for (let i = 0; ; i++) {
     const ok = await fetch(`${ingestUrl}/healthz`).then((r) => r.ok, () => false);
     if (ok) break;
-    if (i > 300 || fleet.some((p) => p.exitCode !== null)) throw new Error('loadtest: the embedded fleet did not start');
+    if (i > 300 || fleet.some((p) => p.exitCode !== null)) throw Object.assign(new Error('loadtest: the embedded fleet did not start'), { code: 'LOADTEST_FLEET_START' });
     await new Promise((r) => setTimeout(r, 100));
   }
-  const exited = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null ? r() : p.once('exit', () => r())));
   return {
     ingestUrl,
     cpuSeconds: () => ({ fleet: fleet.reduce((sum, p) => sum + cpuSecondsOf(p.pid), 0), redis: cpuSecondsOf(redis.pid) }),
     peakRssMb: () => ({ fleet: fleet.reduce((sum, p) => sum + vmHwmMb(p.pid), 0), redis: vmHwmMb(redis.pid) }),
-    stop: async () => {
-      for (const p of fleet) p.kill('SIGTERM');
-      await Promise.all(fleet.map(exited));
-      redis.kill('SIGTERM');
-      await exited(redis);
-      rmSync(dir, { recursive: true, force: true });
-    },
+    pids: () => [...fleet, redis].flatMap((p) => (p.pid === undefined ? [] : [p.pid])),
+    stop: () => stopFleet(fleet, redis, teardown),
   };
 }

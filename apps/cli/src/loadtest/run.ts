@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
 import { SingleBar, Presets } from 'cli-progress';
 import { startLoadSink } from './sink';
-import { startEmbeddedFleet, type EmbeddedFleet, type FleetLayout } from './fleet';
+import { startEmbeddedFleet, type EmbeddedFleet, type FleetLayout, type ProducerLimit } from './fleet';
+import { guardProcess, Teardown } from './teardown';
 import { percentile } from '@singleshot/core';
 
 export interface LoadtestOptions {
@@ -19,6 +20,8 @@ export interface LoadtestOptions {
   progress: boolean;
   /** Open loop: events started per second on a fixed schedule, never waiting for answers (`events` is then rate × duration). */
   rate?: number;
+  /** With `embedded`: ingest's per-producer limit in requests/s (default: sized above the offered load). */
+  producerLimit?: number;
 }
 
 export interface LoadtestReport {
@@ -28,6 +31,14 @@ export interface LoadtestReport {
   duplicateAnswers: number;
   retriedRequests: number;
   failedRequests: number;
+  /** 429 answers (over the producer's rate limit): waited `Retry-After`, then retried. */
+  rateLimitedAnswers: number;
+  /** 503 answers (ingest shedding load, or Redis not confirming): waited `Retry-After`, then retried. */
+  overloadedAnswers: number;
+  /** With --embedded: ingest's per-producer limit the fleet ran with. */
+  producerLimit?: ProducerLimit;
+  /** With --embedded: the pids of the fleet and its Redis (all stopped before the report). */
+  embeddedPids?: number[];
   notifications: number;
   duplicates: number;
   lost: number;
@@ -50,21 +61,42 @@ export interface LoadtestReport {
  */
 export async function runLoadtest(opts: LoadtestOptions): Promise<LoadtestReport> {
   const sink = await startLoadSink(opts.sinkPort);
+  const teardown = new Teardown();
   let fleet: EmbeddedFleet | undefined;
+  const stop = async () => {
+    await (fleet ? fleet.stop() : teardown.stopAll());
+    await sink.close();
+  };
+  const unguard = guardProcess(teardown, stop);
+  const producerLimit = opts.embedded ? embeddedProducerLimit(opts) : undefined;
   try {
-    if (opts.embedded) fleet = await startEmbeddedFleet({ sinkPort: sink.port, appendfsync: opts.appendfsync, concurrency: Math.max(16, opts.concurrency), layout: opts.layout ?? 'single' });
+    if (producerLimit) {
+      fleet = await startEmbeddedFleet({
+        sinkPort: sink.port,
+        appendfsync: opts.appendfsync,
+        concurrency: Math.max(16, opts.concurrency),
+        layout: opts.layout ?? 'single',
+        producerLimit,
+        teardown,
+      });
+    }
+    const embeddedPids = fleet?.pids();
     const base = fleet?.ingestUrl ?? opts.url;
     const pool = new Pool(base, { connections: opts.concurrency, pipelining: 1 });
     const run = randomBytes(4).toString('hex');
     const firstSent = new Map<string, number>();
-    const counts = { requests: 0, accepted: 0, duplicateAnswers: 0, retried: 0, failed: 0 };
+    const counts = { requests: 0, accepted: 0, duplicateAnswers: 0, retried: 0, failed: 0, rateLimited: 0, overloaded: 0 };
     const bar = opts.progress && !opts.json ? new SingleBar({ format: '{phase} [{bar}] {value}/{total} {percentage}% | {eta_formatted} left' }, Presets.shades_classic) : undefined;
     bar?.start(opts.events, 0, { phase: 'sending  ' });
 
+    // Never rejects: an answer that is not 202 after every retry is counted as
+    // failed (and shows up as lost), so one bad request cannot end the run.
     const post = async (eventId: string, index: number): Promise<void> => {
       const body = JSON.stringify({ id: eventId, source: 'loadtest', type: 'order.created', recipients: [`r${index % 100}@loadtest.example`], data: { orderId: eventId, loadtestId: eventId } });
-      for (let attempt = 0; attempt < 8; attempt++) {
+      let attempt = 0;
+      for (let waits = 0; attempt < MAX_ATTEMPTS && waits < MAX_RETRY_AFTER_WAITS; ) {
         counts.requests++;
+        let backoffMs = 50 * 2 ** attempt;
         try {
           const res = await pool.request({ method: 'POST', path: '/v1/events', headers: { 'content-type': 'application/json' }, body });
           const text = await res.body.text();
@@ -73,16 +105,30 @@ export async function runLoadtest(opts: LoadtestOptions): Promise<LoadtestReport
             else counts.duplicateAnswers++;
             return;
           }
-          if (res.statusCode < 500) throw new Error(`ingest answered ${res.statusCode}: ${text}`);
-        } catch (err) {
-          if (attempt === 7) {
-            counts.failed++;
-            throw err;
+          if (res.statusCode === 429 || res.statusCode === 503) {
+            // The server said when to come back: wait that long, not an attempt of our own.
+            if (res.statusCode === 429) counts.rateLimited++;
+            else counts.overloaded++;
+            waits++;
+            counts.retried++;
+            await sleep(retryAfterMs(res.headers['retry-after']));
+            continue;
           }
+          if (res.statusCode < 500) {
+            // 4xx other than 429: the same request will not fare better.
+            counts.failed++;
+            return;
+          }
+        } catch {
+          backoffMs = Math.max(backoffMs, 100);
         }
-        counts.retried++;
-        await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+        attempt++;
+        if (attempt < MAX_ATTEMPTS) {
+          counts.retried++;
+          await sleep(backoffMs);
+        }
       }
+      counts.failed++;
     };
 
     const cpuBefore = { self: process.cpuUsage(), fleet: fleet?.cpuSeconds() };
@@ -143,6 +189,10 @@ export async function runLoadtest(opts: LoadtestOptions): Promise<LoadtestReport
       duplicateAnswers: counts.duplicateAnswers,
       retriedRequests: counts.retried,
       failedRequests: counts.failed,
+      rateLimitedAnswers: counts.rateLimited,
+      overloadedAnswers: counts.overloaded,
+      ...(producerLimit ? { producerLimit } : {}),
+      ...(embeddedPids ? { embeddedPids } : {}),
       notifications: received.length,
       duplicates: received.reduce((sum, r) => sum + (r.count - 1), 0),
       lost: opts.events - new Set(received.map((r) => r.eventId)).size,
@@ -163,9 +213,34 @@ export async function runLoadtest(opts: LoadtestOptions): Promise<LoadtestReport
       },
     };
   } finally {
-    await fleet?.stop();
-    await sink.close();
+    await stop();
+    unguard();
   }
+}
+
+const MAX_ATTEMPTS = 8;
+/** Bounds the `Retry-After` waits of one request, so a limit far below the load still ends the run. */
+const MAX_RETRY_AFTER_WAITS = 120;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** `Retry-After` in seconds (ingest sends whole seconds), as ms between 50 ms and 30 s; 1 s when absent or unreadable. */
+export function retryAfterMs(header: string | string[] | undefined): number {
+  const seconds = Number(Array.isArray(header) ? header[0] : header);
+  if (!Number.isFinite(seconds) || seconds < 0) return 1_000;
+  return Math.min(30_000, Math.max(50, seconds * 1_000));
+}
+
+/**
+ * The fleet's per-producer limit: `--producer-limit` when given (to see the
+ * limit at work), else above anything the run offers: twice the open loop's
+ * requests per second, or (closed loop, no set rate) a ceiling no 2-core
+ * fleet reaches. The burst matches, so the bucket never empties at start.
+ */
+export function embeddedProducerLimit(opts: Pick<LoadtestOptions, 'producerLimit' | 'rate' | 'dup'>): ProducerLimit {
+  if (opts.producerLimit) return { perSecond: opts.producerLimit, burst: opts.producerLimit };
+  const perSecond = opts.rate ? Math.max(1_000, opts.rate * opts.dup * 2) : 1_000_000;
+  return { perSecond, burst: perSecond };
 }
 
 function round2(n: number): number {
@@ -175,7 +250,8 @@ function round2(n: number): number {
 export function formatReport(r: LoadtestReport): string {
   return [
     `events            ${r.events} (each sent ${Math.round(r.requests / Math.max(1, r.events))}× on average; ${r.requests} requests, ${r.retriedRequests} retried, ${r.failedRequests} failed)`,
-    `answers           ${r.accepted} accepted, ${r.duplicateAnswers} duplicate`,
+    `answers           ${r.accepted} accepted, ${r.duplicateAnswers} duplicate, ${r.rateLimitedAnswers} rate-limited (429), ${r.overloadedAnswers} overloaded (503); 429/503 retried after Retry-After`,
+    ...(r.producerLimit ? [`producer limit    ${r.producerLimit.perSecond} requests/s (burst ${r.producerLimit.burst}) at the embedded ingest`] : []),
     `notifications     ${r.notifications} at the sink`,
     `duplicates        ${r.duplicates}`,
     `lost              ${r.lost}`,
