@@ -12,3 +12,4 @@ export * from './s3-server';
 export * from './fake-provider-api';
 export * from './fake-provider-dialects';
 export * from './relay-crash-run';
+export * from './postgres-server';

@@ -1,0 +1,2 @@
+export * from './ddl';
+export { enqueue, checkOutboxEvent, type EnqueueOptions, type OutboxEvent, type Queryable } from './enqueue';
