@@ -66,6 +66,8 @@ export async function runWorkerApp(
 export interface RunningWorker {
   isRunning(): boolean;
 }
+  /** Queue partitions without a working consumer (readiness names them). */
+  stuckPartitions?(): string[];
 
 /**
  * The one readiness check of every app (`/readyz`, docs/contract.md): ready
@@ -87,8 +89,9 @@ export async function defaultReady(
   }
   for (const [name, worker] of Object.entries(workers)) {
     const running = worker.isRunning();
-    checks[`${name}-worker`] = running ? 'running' : 'stopped';
-    ok &&= running;
+    const stuck = worker.stuckPartitions?.() ?? [];
+    checks[`${name}-worker`] = stuck.length > 0 ? `no working consumer: ${stuck.join(', ')}` : running ? 'running' : 'stopped';
+    ok &&= running && stuck.length === 0;
   }
   return { ok, checks };
 }
