@@ -64,14 +64,6 @@ export interface Metrics {
   partitionConsumers: Gauge<'queue' | 'partition'>;
   /** A stuck partition worker was replaced by a new one. */
   partitionConsumerRestarts: Counter<'queue' | 'partition'>;
-  /**
-   * 1 while this process's worker of a queue partition consumes it, 0 while it
-   * is stuck or its queue does not answer; summed over processes, a partition
-   * at 0 has no consumer anywhere.
-   */
-  partitionConsumers: Gauge<'queue' | 'partition'>;
-  /** A stuck partition worker was replaced by a new one. */
-  partitionConsumerRestarts: Counter<'queue' | 'partition'>;
   /** Dead or suppressed operations replayed, by who asked (cli, api, dashboard). */
   replays: Counter<'via' | 'result'>;
   /** Messages that made no operation (no route matched, or no recipients). */
@@ -286,10 +278,3 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
   byRegistry.set(registry, metrics);
   return metrics;
 }
-    partitionConsumers: new Gauge<'queue' | 'partition'>({
-      name: 'singleshot_partition_consumers',
-      help: 'Working consumers of a queue partition in this process: 1 consuming, 0 stuck or unreachable.',
-      labelNames: ['queue', 'partition'],
-      registers,
-    }),
-    partitionConsumerRestarts: counter('singleshot_partition_consumer_restarts_total', 'Stuck queue partition workers replaced by a new worker.', ['queue', 'partition']),

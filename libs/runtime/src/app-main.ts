@@ -65,9 +65,9 @@ export async function runWorkerApp(
 /** What readiness needs of a BullMQ worker. */
 export interface RunningWorker {
   isRunning(): boolean;
-}
   /** Queue partitions without a working consumer (readiness names them). */
   stuckPartitions?(): string[];
+}
 
 /**
  * The one readiness check of every app (`/readyz`, docs/contract.md): ready
