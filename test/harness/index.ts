@@ -13,3 +13,4 @@ export * from './fake-provider-api';
 export * from './fake-provider-dialects';
 export * from './relay-crash-run';
 export * from './postgres-server';
+export * from './rabbitmq-server';

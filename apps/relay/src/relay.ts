@@ -26,6 +26,8 @@ async function makeSource(config: SourceConfig, deps: SourceDeps): Promise<Sourc
       return (await import('./sources/redis-streams')).redisStreamSource(config, deps);
     case 'postgres-outbox':
       return (await import('./sources/postgres-outbox')).postgresOutboxSource(config, deps);
+    case 'rabbitmq':
+      return (await import('./sources/rabbitmq')).rabbitmqSource(config, deps);
     default:
       throw new SingleshotError(`source type "${config.type}" is not available in this build`, 'SOURCE_TYPE_UNAVAILABLE');
   }
