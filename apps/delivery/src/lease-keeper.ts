@@ -1,4 +1,5 @@
 import type { CallContext, CallerCancel } from '@singleshot/providers';
+import { redisRefusals } from '@singleshot/store';
 
 /**
  * Keeps an operation's lease alive while a send runs (docs/protocol.md invariant 10). Extends
@@ -169,12 +170,16 @@ class Keeper implements LeaseKeeper, CallerCancel {
     this.input
       .extend()
       .then((ok) => {
+        redisRefusals.succeeded();
         if (this.stopped) return;
         if (ok) this.leaseUntil = startedAt + this.input.leaseMs;
         else this.lose('a later claim holds the operation');
       })
-      .catch(() => {
-        // Redis unreachable: the lease may still be ours until it runs out.
+      .catch((err: unknown) => {
+        // Extensions already come once per period: a refusal only joins the
+        // process's backoff (its gauge, /readyz) and is tried again next period.
+        redisRefusals.noteError(err);
+        // Redis unreachable or refusing: the lease may still be ours until it runs out.
         if (!this.stopped && this.now() >= this.leaseUntil) this.lose('lease ran out while Redis was unreachable');
       })
       .finally(() => {

@@ -1,7 +1,7 @@
 import type { Queues } from '@singleshot/queues';
 import type { RedisClient } from '@singleshot/store';
 import { TERMINAL_STATUSES, type DeliverJobData } from '@singleshot/core';
-import { ActiveIndex, OperationReader, RedisMutex, type KeyBuilder } from '@singleshot/store';
+import { ActiveIndex, OperationReader, RedisMutex, redisRefusals, type KeyBuilder, type RefusalBackoff } from '@singleshot/store';
 import { deliverJobSchema, requeueDelivery } from '@singleshot/queues';
 import type { Logger } from '@singleshot/observability';
 
@@ -18,6 +18,8 @@ export interface SweeperDeps {
   /** Operations looked at per shard and sweep (bounds one sweep's work). */
   batch?: number;
   now?: () => number;
+  /** The backoff against a Redis that refuses commands (the process's by default). */
+  refusals?: RefusalBackoff;
 }
 
 export interface SweepReport {
@@ -136,10 +138,16 @@ export class RecoverySweeper {
 
   private schedule(delayMs: number): void {
     if (this.stopped) return;
+    const refusals = this.deps.refusals ?? redisRefusals;
     this.timer = setTimeout(() => {
       this.running = this.sweepOnce()
-        .catch((err: unknown) => this.deps.logger.warn({ err }, 'sweeper: sweep failed; trying again next interval'))
-        .finally(() => this.schedule(this.deps.intervalMs));
+        .then(() => refusals.succeeded())
+        .catch((err: unknown) => {
+          const refused = refusals.noteError(err);
+          this.deps.logger.warn({ err, ...(refused ? { event: 'redis_refusing', code: refused } : {}) }, 'sweeper: sweep failed; trying again next interval');
+        })
+        // While Redis refuses commands the next sweep also waits out the backoff.
+        .finally(() => this.schedule(Math.max(this.deps.intervalMs, refusals.remainingMs())));
     }, delayMs);
     this.timer.unref();
   }

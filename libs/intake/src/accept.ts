@@ -1,5 +1,5 @@
 import type { DecideJobData, IngestInput } from '@singleshot/core';
-import type { MessageStore } from '@singleshot/store';
+import { redisRefusals, type MessageStore } from '@singleshot/store';
 import { DECIDE_BATCH_MAX, TurnCoalescer, enqueueDecideJobs, type Queues } from '@singleshot/queues';
 import { Deadlines } from './deadlines';
 import { StoreUnavailableError } from './errors';
@@ -59,6 +59,10 @@ export class Acceptor {
 
   /** One arrival of a message; see the class. */
   accept(message: Message): Promise<AcceptResult> {
+    // While Redis refuses writes (OOM, MISCONF, READONLY...), an arrival is
+    // answered 503 without trying: a producer's retries must not become refused
+    // commands at its rate. The first arrival after the wait tries again.
+    if (redisRefusals.inBackoff()) return Promise.reject(new StoreUnavailableError(`Redis refuses writes (${redisRefusals.refusing() ?? 'refusing'}); retry later`));
     return new Promise<AcceptResult>((resolve, reject) => {
       const arrival: Arrival = { joined: undefined };
       const expire = () => {
@@ -74,10 +78,12 @@ export class Acceptor {
       this.arrive(message, arrival).then(
         (result) => {
           this.deadlines.cancel(expire);
+          redisRefusals.succeeded();
           resolve(result);
         },
         (err: unknown) => {
           this.deadlines.cancel(expire);
+          redisRefusals.noteError(err);
           reject(classify(err));
         },
       );

@@ -89,6 +89,10 @@ export interface Metrics {
    * the in-memory ones; read at scrape time and cached like the queue counts.
    */
   setStoredWaitingSource(fetch: () => Promise<Record<string, number>>, options?: SourceOptions): void;
+  /** How long this process waits before its next try while Redis refuses commands (0 when it does not). */
+  redisBackoff: Gauge<string>;
+  /** Where `singleshot_redis_backoff_seconds` comes from (in memory, no I/O). */
+  setRedisBackoffSource(read: () => number): void;
 }
 
 // One Metrics per registry: in the embedded mode several apps share a process,
@@ -177,8 +181,22 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     },
   });
 
+  let redisBackoffSource: (() => number) | undefined;
+  const redisBackoff = new Gauge({
+    name: 'singleshot_redis_backoff_seconds',
+    help: 'Current wait before the next try while Redis refuses commands (OOM, MISCONF, READONLY, ...); 0 when it does not. /readyz names the refusal.',
+    registers,
+    collect() {
+      this.set(redisBackoffSource?.() ?? 0);
+    },
+  });
+
   const metrics: Metrics = {
     registry,
+    redisBackoff,
+    setRedisBackoffSource(read) {
+      redisBackoffSource = read;
+    },
     operationsWaiting,
     setWaitingSource(read) {
       waitingSource = read;

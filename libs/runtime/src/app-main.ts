@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig, type Config } from '@singleshot/config';
 import { startHealthServer, type HealthServer } from '@singleshot/observability';
+import { redisRefusals } from '@singleshot/store';
 import { createRuntime, type Runtime } from './runtime';
 import { onShutdown } from './shutdown';
 
@@ -72,7 +73,8 @@ export interface RunningWorker {
 /**
  * The one readiness check of every app (`/readyz`, docs/contract.md): ready
  * when Redis answers on the given connection (ingest passes its fail-fast
- * producer connection) and every given worker is running.
+ * producer connection) without refusing commands (`redis: "refusing: OOM"`,
+ * from the process's `redisRefusals`) and every given worker is running.
  */
 export async function defaultReady(
   rt: { redis: Pick<Runtime['redis'], 'ping'> },
@@ -82,7 +84,10 @@ export async function defaultReady(
   let ok = true;
   try {
     await rt.redis.ping();
-    checks.redis = 'ok';
+    // PING is never refused: a Redis that answers it may still refuse every write.
+    const refusing = redisRefusals.refusing();
+    checks.redis = refusing ? `refusing: ${refusing}` : 'ok';
+    ok = !refusing;
   } catch (err) {
     ok = false;
     checks.redis = `unreachable: ${(err as Error).message}`;

@@ -9,10 +9,11 @@ import { jobEnded, jobStarted } from './in-flight-jobs';
  * BullMQ's run loop waits `runRetryDelay` after a connection error, but an
  * error reply (`OOM`, `MISCONF`, `READONLY`…) to its fetch is "not a
  * connection error": it emits it and fetches again at once, so a refusing
- * Redis met a worker's fetch in a tight loop. Here a refused fetch first waits
- * out the process's `RefusalBackoff` (cut short by `close()`), then fails as
- * before. A fetch that goes through ends the backoff; with Redis healthy that
- * is one comparison per fetch and nothing more.
+ * Redis met a worker's fetch in a tight loop (and its blocking wait for a job,
+ * refused on a replica, every 100 ms). Here a refused fetch or wait first
+ * waits out the process's `RefusalBackoff` (cut short by `close()`), then
+ * fails as before. A fetch that goes through ends the backoff; with Redis
+ * healthy that is one comparison per fetch and nothing more.
  */
 export class RefusalAwareWorker<D, R> extends Worker<D, R> {
   private refusals: RefusalBackoff = redisRefusals;
@@ -22,6 +23,22 @@ export class RefusalAwareWorker<D, R> extends Worker<D, R> {
   useRefusals(refusals: RefusalBackoff): this {
     this.refusals = refusals;
     return this;
+  }
+
+  protected override createBackend(): void {
+    super.createBackend();
+    // Called from BullMQ's constructor, before this class's fields exist: the
+    // wrapper reads them when it runs, by which time they do.
+    const backend = this.backend;
+    const waitForJob = backend.waitForJob.bind(backend);
+    backend.waitForJob = async (blockTimeout: number) => {
+      try {
+        return await waitForJob(blockTimeout);
+      } catch (err) {
+        if (this.refusals.noteError(err)) await this.refusals.wait(this.stopWaiting.signal);
+        throw err;
+      }
+    };
   }
 
   protected override async moveToActive(token: string, name?: string): Promise<Job<D, R>> {

@@ -11,6 +11,7 @@ import {
   OperationStore,
   checkRedisServers,
   createRedis,
+  redisRefusals,
   waitForReplicas,
   type ConnectionRole,
   type RedisClient,
@@ -140,6 +141,7 @@ export async function createRuntime(config: Config, options: { app: string; logg
       }),
     ),
   );
+  metrics.setRedisBackoffSource(() => redisRefusals.backoffSeconds());
   metrics.setDlqSource(async () => [{ queue: queues.dead.name, depth: await queues.dead.getWaitingCount() }]);
   const documents = new DocumentStateStore(redis, keys, { retentionMs });
   const documentMetrics = createDocumentMetrics(metrics.registry);

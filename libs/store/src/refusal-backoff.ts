@@ -17,10 +17,16 @@ const CODES: ReadonlySet<string> = new Set(REFUSAL_CODES);
  */
 export function refusalCode(err: unknown): RefusalCode | undefined {
   if (!(err instanceof Error) || err.name !== 'ReplyError') return undefined;
-  const message = err.message;
-  const space = message.indexOf(' ');
-  const word = space < 0 ? message : message.slice(0, space);
+  const word = codeWord(err.message);
+  // A MULTI whose queued commands were refused fails as a whole with EXECABORT;
+  // the refusal is the code of the first queued command's error.
+  if (word === 'EXECABORT') return refusalCode((err as { previousErrors?: unknown[] }).previousErrors?.[0]);
   return CODES.has(word) ? (word as RefusalCode) : undefined;
+}
+
+function codeWord(message: string): string {
+  const space = message.indexOf(' ');
+  return space < 0 ? message : message.slice(0, space);
 }
 
 /** Options of a `RefusalBackoff`. */
@@ -51,6 +57,7 @@ export class RefusalBackoff {
   private until = 0;
   private waitMs = 0;
   private code: RefusalCode | undefined;
+  private lastRefusalAt = 0;
 
   constructor(options: RefusalBackoffOptions = {}) {
     this.baseMs = options.baseMs ?? 100;
@@ -59,14 +66,25 @@ export class RefusalBackoff {
     this.random = options.random ?? Math.random;
   }
 
-  /** The code of the refusal being waited out, if any. */
+  /**
+   * The code of the last refusal, while it is recent (within two longest waits:
+   * a loop that still meets it meets it again by then). A process whose only
+   * Redis traffic is answering requests (ingest) would otherwise stay
+   * "refusing" forever once its readiness check sent the requests away.
+   */
   refusing(): RefusalCode | undefined {
-    return this.code;
+    if (this.code === undefined) return undefined;
+    return this.now() - this.lastRefusalAt < 2 * this.capMs ? this.code : undefined;
   }
 
   /** The current wait in seconds (0 when Redis is not refusing): the `singleshot_redis_backoff_seconds` gauge. */
   backoffSeconds(): number {
-    return this.code ? this.waitMs / 1000 : 0;
+    return this.refusing() ? this.waitMs / 1000 : 0;
+  }
+
+  /** True while a wait is under way (one comparison when Redis is healthy). */
+  inBackoff(): boolean {
+    return this.until !== 0 && this.now() < this.until;
   }
 
   /** Ms until the current wait ends (0 when none is under way). */
@@ -81,6 +99,7 @@ export class RefusalBackoff {
   refused(code: RefusalCode): number {
     const now = this.now();
     this.code = code;
+    this.lastRefusalAt = now;
     if (now < this.until) return this.until - now;
     const stepMs = Math.min(this.capMs, this.baseMs * 2 ** this.step);
     this.step = Math.min(this.step + 1, 30);
