@@ -106,9 +106,11 @@ describe('a Redis that refuses writes', () => {
 
   for (const fault of FAULTS) {
     it(`${fault.code}: each process makes at most ${MAX_REFUSED_PER_PROCESS_PER_S} refused commands/s, reports it, and the fleet completes everything once after`, async () => {
-      // Work queued when the fault begins: the provider is slow, so deliveries are pending.
-      sink.behave(() => ({ delayMs: 300, then: 'ok' }));
-      const accepted = Array.from({ length: 30 }, (_, i) => `${fault.code}-before-${i}`);
+      // Work queued when the fault begins: a slow provider keeps deliver jobs
+      // waiting (about 9 s of work at 8 at once), and a worker whose fetch of a
+      // waiting job is refused must not fetch again at once.
+      sink.behave(() => ({ delayMs: 600, then: 'ok' }));
+      const accepted = Array.from({ length: 120 }, (_, i) => `${fault.code}-before-${i}`);
       expect((await Promise.all(accepted.map(post))).map((r) => r.status)).toEqual(accepted.map(() => 202));
 
       await fault.on(admin);
