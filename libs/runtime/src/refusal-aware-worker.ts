@@ -12,8 +12,12 @@ import { jobEnded, jobStarted } from './in-flight-jobs';
  * Redis met a worker's fetch in a tight loop (and its blocking wait for a job,
  * refused on a replica, every 100 ms). Here a refused fetch or wait first
  * waits out the process's `RefusalBackoff` (cut short by `close()`), then
- * fails as before. A fetch that goes through ends the backoff; with Redis
- * healthy that is one comparison per fetch and nothing more.
+ * fails as before, and no fetch starts while the process is backing off
+ * (another loop met the refusal). A job whose processing met a refusal joins
+ * the backoff; one that went through ends it. A fetch that goes through does
+ * not: under OOM a fetch may write nothing Redis refuses, then the job's own
+ * writes are refused. With Redis healthy all this is a comparison or two per
+ * job and nothing more.
  */
 export class RefusalAwareWorker<D, R> extends Worker<D, R> {
   private refusals: RefusalBackoff = redisRefusals;
@@ -42,10 +46,9 @@ export class RefusalAwareWorker<D, R> extends Worker<D, R> {
   }
 
   protected override async moveToActive(token: string, name?: string): Promise<Job<D, R>> {
+    if (this.refusals.inBackoff()) await this.refusals.wait(this.stopWaiting.signal);
     try {
-      const job = await super.moveToActive(token, name);
-      this.refusals.succeeded();
-      return job;
+      return await super.moveToActive(token, name);
     } catch (err) {
       if (this.refusals.noteError(err)) await this.refusals.wait(this.stopWaiting.signal);
       throw err;
@@ -58,6 +61,17 @@ export class RefusalAwareWorker<D, R> extends Worker<D, R> {
       return await super.processJob(job, token, fetchNextCallback);
     } finally {
       jobEnded(this.name);
+    }
+  }
+
+  protected override async callProcessJob(job: Job<D, R>, token: string, signal?: AbortSignal): Promise<R> {
+    try {
+      const result = await super.callProcessJob(job, token, signal);
+      this.refusals.succeeded();
+      return result;
+    } catch (err) {
+      this.refusals.noteError(err);
+      throw err;
     }
   }
 

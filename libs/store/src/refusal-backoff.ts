@@ -98,6 +98,9 @@ export class RefusalBackoff {
    */
   refused(code: RefusalCode): number {
     const now = this.now();
+    // A refusal long after the last one (no success seen in between: an idle
+    // process) starts a new backoff rather than going on with the old one.
+    if (now - this.lastRefusalAt >= 2 * this.capMs) this.step = 0;
     this.code = code;
     this.lastRefusalAt = now;
     if (now < this.until) return this.until - now;
