@@ -29,6 +29,11 @@ export class RefusalAwareWorker<D, R> extends Worker<D, R> {
     return this;
   }
 
+  /** True while Redis refuses this process's commands and it backs off (`/readyz` says so). */
+  backingOff(): boolean {
+    return this.refusals.refusing() !== undefined;
+  }
+
   protected override createBackend(): void {
     super.createBackend();
     // Called from BullMQ's constructor, before this class's fields exist: the

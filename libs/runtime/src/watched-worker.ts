@@ -50,10 +50,11 @@ export class WatchedWorker<D, R> extends RefusalAwareWorker<D, R> {
 
   /**
    * Milliseconds without a sign of life while it had a free slot, or 0 when
-   * it is working, idle-but-polling, paused or closing.
+   * it is working, idle-but-polling, paused, closing, or backing off from a
+   * Redis that refuses commands (its fetches are refused, not stuck).
    */
   stuckForMs(now: number): number {
-    if (!this.isRunning() || this.isPaused() || this.closing) return 0;
+    if (!this.isRunning() || this.isPaused() || this.closing || this.backingOff()) return 0;
     if (this.inFlight >= this.concurrency) return 0;
     return Math.max(0, now - this.lastProgressAt);
   }
