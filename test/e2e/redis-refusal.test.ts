@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -25,8 +27,20 @@ const PROCESSES = ['ingest', 'decision,render', 'delivery'] as const;
 
 interface Fault {
   code: string;
-  on(admin: Redis): Promise<void>;
-  off(admin: Redis): Promise<void>;
+  on(admin: Redis, redis: TestRedis): Promise<void>;
+  off(admin: Redis, redis: TestRedis): Promise<void>;
+}
+
+const run = promisify(execFile);
+
+/** Runs BGSAVE and waits for it to end; returns `rdb_last_bgsave_status`. */
+async function bgsave(admin: Redis): Promise<string> {
+  await waitUntil(async () => /rdb_bgsave_in_progress:0/.test(await admin.info('persistence')), 'no save in progress');
+  await admin.bgsave();
+  return waitUntil(async () => {
+    const info = await admin.info('persistence');
+    return /rdb_bgsave_in_progress:0/.test(info) ? /rdb_last_bgsave_status:(\w+)/.exec(info)?.[1] : undefined;
+  }, 'the background save to end');
 }
 
 const FAULTS: Fault[] = [
@@ -41,6 +55,22 @@ const FAULTS: Fault[] = [
     code: 'READONLY',
     on: async (admin) => void (await admin.replicaof('127.0.0.1', String(await freePort()))),
     off: async (admin) => void (await admin.replicaof('NO', 'ONE')),
+  },
+  {
+    // A snapshot that cannot be written (its directory made immutable: root
+    // ignores permissions) with save points set: Redis refuses writes until a
+    // snapshot succeeds, as it does when the disk under its AOF is full.
+    code: 'MISCONF',
+    on: async (admin, redis) => {
+      await admin.config('SET', 'save', '3600 1');
+      await run('chattr', ['+i', redis.dir]);
+      expect(await bgsave(admin)).toBe('err');
+    },
+    off: async (admin, redis) => {
+      await run('chattr', ['-i', redis.dir]);
+      expect(await bgsave(admin)).toBe('ok');
+      await admin.config('SET', 'save', '');
+    },
   },
 ];
 
@@ -62,6 +92,8 @@ describe('a Redis that refuses writes', () => {
 
   beforeAll(async () => {
     redis = await startTestRedis({ appendfsync: 'everysec' });
+    // The MISCONF fault makes the data directory immutable, on this machine.
+    expect(redis.backend).toBe('binary');
     admin = new Redis(redis.url, { maxRetriesPerRequest: null });
     sink = await startHttpSink();
     const written = writeConfigFile(
@@ -113,7 +145,7 @@ describe('a Redis that refuses writes', () => {
       const accepted = Array.from({ length: 120 }, (_, i) => `${fault.code}-before-${i}`);
       expect((await Promise.all(accepted.map(post))).map((r) => r.status)).toEqual(accepted.map(() => 202));
 
-      await fault.on(admin);
+      await fault.on(admin, redis);
       try {
         // A producer that keeps trying (bounded: one post per 100 ms during the window).
         let producing = true;
@@ -163,7 +195,7 @@ describe('a Redis that refuses writes', () => {
         expect(byCode[fault.code]).toBeGreaterThan(0);
         expect(perProcess).toBeLessThanOrEqual(MAX_REFUSED_PER_PROCESS_PER_S);
       } finally {
-        await fault.off(admin);
+        await fault.off(admin, redis);
       }
 
       // The fault cleared: the fleet resumes without a restart and sends everything accepted, once.

@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, type Config } from '@singleshot/config';
 import { startHealthServer, type HealthServer } from '@singleshot/observability';
-import { redisRefusals } from '@singleshot/store';
+import { redisRefusals, refusalCode } from '@singleshot/store';
 import { createRuntime, type Runtime } from './runtime';
 import { onShutdown } from './shutdown';
 
@@ -84,13 +84,15 @@ export async function defaultReady(
   let ok = true;
   try {
     await rt.redis.ping();
-    // PING is never refused: a Redis that answers it may still refuse every write.
+    // A Redis that answers PING may still refuse every write.
     const refusing = redisRefusals.refusing();
     checks.redis = refusing ? `refusing: ${refusing}` : 'ok';
     ok = !refusing;
   } catch (err) {
     ok = false;
-    checks.redis = `unreachable: ${(err as Error).message}`;
+    // Under MISCONF Redis refuses even PING.
+    const refused = refusalCode(err);
+    checks.redis = refused ? `refusing: ${refused}` : `unreachable: ${(err as Error).message}`;
   }
   for (const [name, worker] of Object.entries(workers)) {
     const running = worker.isRunning();
