@@ -44,11 +44,16 @@ export function writeConfigFile(config: Record<string, unknown>): { file: string
   return { file, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export function spawnApps(only: string, configFile: string, env: Record<string, string> = {}): AppProcess {
+/**
+ * Starts `start --only <only>` as one process. `build` runs another build of the
+ * CLI (e.g. an older commit's worktree, to compare): its `main.js` and the cwd
+ * to run it in; by default this repo's dist.
+ */
+export function spawnApps(only: string, configFile: string, env: Record<string, string> = {}, build: { cliMain: string; cwd: string } = { cliMain: CLI_MAIN, cwd: REPO_ROOT }): AppProcess {
   // One process for the listed apps (their metrics on one port, one pid to kill);
   // the multi-process default of `start` has its own test.
-  const child = spawn(process.execPath, [CLI_MAIN, 'start', '--only', only, '--processes', '1', '--config', configFile], {
-    cwd: REPO_ROOT,
+  const child = spawn(process.execPath, [build.cliMain, 'start', '--only', only, '--processes', '1', '--config', configFile], {
+    cwd: build.cwd,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
