@@ -14,3 +14,4 @@ export * from './fake-provider-dialects';
 export * from './relay-crash-run';
 export * from './postgres-server';
 export * from './rabbitmq-server';
+export * from './nats-server';

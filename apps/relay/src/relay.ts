@@ -1,5 +1,5 @@
 import type { SourceConfig } from '@singleshot/config';
-import { SingleshotError, partitionOf } from '@singleshot/core';
+import { partitionOf } from '@singleshot/core';
 import { Acceptor } from '@singleshot/intake';
 import { addDead } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
@@ -28,8 +28,8 @@ async function makeSource(config: SourceConfig, deps: SourceDeps): Promise<Sourc
       return (await import('./sources/postgres-outbox')).postgresOutboxSource(config, deps);
     case 'rabbitmq':
       return (await import('./sources/rabbitmq')).rabbitmqSource(config, deps);
-    default:
-      throw new SingleshotError(`source type "${config.type}" is not available in this build`, 'SOURCE_TYPE_UNAVAILABLE');
+    case 'nats':
+      return (await import('./sources/nats')).natsSource(config, deps);
   }
 }
 

@@ -99,7 +99,7 @@ export const natsSourceSchema = z.strictObject({
   stream: nonEmpty.describe('The JetStream stream.'),
   consumer: z.string().regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, "_" and "-"').default('singleshot').describe('The durable consumer (created when missing).'),
   filterSubject: nonEmpty.optional().describe('Only subjects matching this filter.'),
-  ackWaitMs: positiveInt.optional().describe('The consumer\'s ack wait; default (and at least) twice the acceptance deadline plus 10 s.'),
+  ackWaitMs: positiveInt.optional().describe('The consumer\'s ack wait: default 30 s, and at least `ingest.enqueueTimeoutMs` plus 5 s; a relay that dies leaves its unacknowledged messages for this long.'),
 });
 
 export const sourceSchema = z
