@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventMessageKey, operationKey, parseAction } from '@singleshot/core';
@@ -17,7 +18,9 @@ import {
 // One fleet per run (one ingest, one decision, one delivery process), N events
 // × 2 recipients each posted once with 64 POSTs in flight; notifications/s from
 // the first POST until the sink has every operation, and WAIT calls per
-// notification (cmdstat_wait over every node since CONFIG RESETSTAT).
+// notification (cmdstat_wait over every node since CONFIG RESETSTAT), and CPU
+// ms per notification of the three app processes and of the six Redis nodes
+// (CPU is what the 2 shared cores of a test machine make least noisy).
 // Configurations, interleaved in rounds (A B C A B C …) so drift on a shared
 // machine falls on all of them alike:
 //   A  waitReplicas 0 (no replica wait at all), this build;
@@ -50,6 +53,9 @@ interface RunResult {
   waitsPerNotification: number;
   p95Ms: number;
   medianMs: number;
+  appCpuMs: number;
+  redisCpuMs: number;
+  load1: number;
   retries: number;
   duplicates: number;
   missing: number;
@@ -73,6 +79,24 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] as number;
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] as number;
+
+/** CPU ms (user + system) a process used so far, from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after "(comm) ".
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** CPU ms (user + system) every Redis node used so far (INFO cpu). */
+async function redisCpuMs(): Promise<number> {
+  let ms = 0;
+  for (const node of cluster.nodes) {
+    const info = await cluster.cli(node, 'INFO', 'cpu');
+    for (const m of info.matchAll(/^used_cpu_(?:sys|user):([0-9.]+)/gm)) ms += Number(m[1]) * 1000;
+  }
+  return ms;
+}
 
 /** Sum of one command's calls over every node since CONFIG RESETSTAT. */
 async function callsOf(command: string): Promise<number> {
@@ -132,6 +156,8 @@ async function runOnce(setup: Setup, run: number): Promise<RunResult> {
       return { id, source: 'shop', type: 'order.created', recipients, data: { orderId: `o-${i}` } };
     });
     for (const node of cluster.nodes) await cluster.cli(node, 'CONFIG', 'RESETSTAT');
+    const appCpuBefore = procs.reduce((sum, p) => sum + cpuMsOf(p.pid), 0);
+    const redisCpuBefore = await redisCpuMs();
 
     const postedAt: number[] = [];
     const counters = { retries: 0 };
@@ -151,12 +177,18 @@ async function runOnce(setup: Setup, run: number): Promise<RunResult> {
     for (const r of sink.requests) if (r.idempotencyKey && !firstArrival.has(r.idempotencyKey)) firstArrival.set(r.idempotencyKey, r.receivedAt);
     const last = Math.max(...firstArrival.values());
     const waits = await callsOf('wait');
+    const appCpu = procs.reduce((sum, p) => sum + cpuMsOf(p.pid), 0) - appCpuBefore;
+    const redisCpu = (await redisCpuMs()) - redisCpuBefore;
+    const perNotification = (ms: number) => Math.round((ms / keyEvent.size) * 100) / 100;
     const latencies = [...firstArrival].filter(([k]) => keyEvent.has(k)).map(([k, at]) => at - (postedAt[keyEvent.get(k) as number] as number));
     return {
       perSecond: Math.round((keyEvent.size / (last - start)) * 1000),
       waitsPerNotification: Math.round((waits / keyEvent.size) * 1000) / 1000,
       p95Ms: quantile(latencies, 0.95),
       medianMs: median(latencies),
+      appCpuMs: perNotification(appCpu),
+      redisCpuMs: perNotification(redisCpu),
+      load1: Math.round((loadavg()[0] as number) * 10) / 10,
       retries: counters.retries,
       duplicates: [...sink.accepted.values()].filter((a) => a.count !== 1).length,
       missing: [...keyEvent.keys()].filter((k) => !sink.accepted.has(k)).length,
@@ -188,6 +220,8 @@ describe('replica waits on the cluster: what they cost', () => {
         'WAIT per notification': median(rs.map((r) => r.waitsPerNotification)),
         'p95 ms (median of rounds)': median(rs.map((r) => r.p95Ms)),
         'p50 ms (median of rounds)': median(rs.map((r) => r.medianMs)),
+        'app CPU ms/notification': median(rs.map((r) => r.appCpuMs)),
+        'Redis CPU ms/notification': median(rs.map((r) => r.redisCpuMs)),
       };
     });
     console.warn(`cluster cost: ${EVENTS} events × ${RECIPIENTS} recipients, ${IN_FLIGHT} POSTs in flight, 1 ingest + 1 decision + 1 delivery process`);
