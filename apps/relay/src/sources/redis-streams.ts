@@ -92,7 +92,24 @@ export function redisStreamSource(config: RedisStreamSourceConfig, deps: SourceD
         await handleAll(entries, entries.map((e) => e[0]));
       }
     } while (cursor !== '0-0' && !stopped);
+    await forgetIdleConsumers();
     return found;
+  };
+
+  /**
+   * Each relay process is a new consumer name; once a dead one has nothing
+   * pending (claimed above) it is removed from the group. Removing a live but
+   * quiet one loses nothing either: it has nothing pending, and its next read
+   * makes it again.
+   */
+  const forgetIdleConsumers = async (): Promise<void> => {
+    const consumers = (await control.call('XINFO', 'CONSUMERS', config.stream, config.group)) as unknown[][];
+    for (const c of consumers) {
+      const info: Record<string, unknown> = {};
+      for (let i = 0; i + 1 < c.length; i += 2) info[String(c[i])] = c[i + 1];
+      if (info.name === consumer || Number(info.pending) !== 0 || Number(info.idle) < Math.max(60_000, 10 * config.claimIdleMs)) continue;
+      await control.call('XGROUP', 'DELCONSUMER', config.stream, config.group, String(info.name));
+    }
   };
 
   const readNew = async (): Promise<void> => {
