@@ -6,6 +6,7 @@ import {
   relayTestEvents,
   runRelayCrash,
   spawnApps,
+  spawnRelay,
   startHttpSink,
   startTestRedis,
   testConfig,
@@ -153,4 +154,13 @@ describe('relay: Redis Streams', () => {
     }, 'the group to have nothing pending', { timeoutMs: 30_000, intervalMs: 200 });
     expect(effects(expected)).toEqual({ missing: [], duplicates: [] });
   }, 240_000);
+
+  it('a relay stops on SIGTERM: graceful, exit 0', async () => {
+    const relay = spawnRelay(configFile);
+    procs.push(relay);
+    await relay.metricsPort();
+    relay.signal('SIGTERM');
+    expect(await relay.exited()).toBe(0);
+    expect(relay.logs.some((l) => l.event === 'shutdown_complete')).toBe(true);
+  }, 60_000);
 });

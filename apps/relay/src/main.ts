@@ -27,9 +27,7 @@ async function main(): Promise<void> {
     await health.close();
     await rt.close();
   };
-  // The bounded stop (shutdownTimeoutMs) is landing alongside; until then onShutdown may take two arguments.
-  const timeoutMs = (config as { shutdownTimeoutMs?: number }).shutdownTimeoutMs ?? 30_000;
-  (onShutdown as (logger: typeof rt.logger, stop: () => Promise<void>, options: { timeoutMs: number }) => unknown)(rt.logger, stop, { timeoutMs });
+  onShutdown(rt.logger, stop, { timeoutMs: config.shutdownTimeoutMs });
 }
 
 main().catch((err: unknown) => {
