@@ -34,13 +34,18 @@ let sink: HttpSink;
 let configFile: string;
 let cleanup: () => void;
 const procs: AppProcess[] = [];
+/** The relays running now (the crash run leaves one). */
+let liveRelays: AppProcess[] = [];
 
 const expectedKeys = (events: RelayTestEvent[]) =>
   new Set(events.flatMap((e) => e.recipients.map((recipient) => operationKey({ messageKey: eventMessageKey('shop', e.id), action: parseAction('notify'), recipient, channel: 'webhook' }))));
 
-async function publishTwice(chunk: RelayTestEvent[]): Promise<void> {
+const publishTwice = (chunk: RelayTestEvent[]) => publish(chunk, [0, 1]);
+const publishOnce = (chunk: RelayTestEvent[]) => publish(chunk, [0]);
+
+async function publish(chunk: RelayTestEvent[], copies: number[]): Promise<void> {
   const pipeline = originClient.pipeline();
-  for (const copy of [0, 1]) for (const e of chunk) pipeline.xadd(STREAM, '*', 'event', JSON.stringify(e), 'copy', String(copy));
+  for (const copy of copies) for (const e of chunk) pipeline.xadd(STREAM, '*', 'event', JSON.stringify(e), 'copy', String(copy));
   const results = await pipeline.exec();
   for (const [err] of results ?? []) if (err) throw err;
 }
@@ -99,6 +104,7 @@ describe('relay: Redis Streams', () => {
     const started = Date.now();
     const run = await runRelayCrash({ configFile, events, publish: publishTwice, minKills: 5 });
     procs.push(...run.relays);
+    liveRelays = run.relays;
     await waitForAll(expected);
     const ms = Date.now() - started;
     await waitUntil(async () => {
@@ -136,13 +142,30 @@ describe('relay: Redis Streams', () => {
     const events = relayTestEvents('rs-outage', 600);
     const expected = expectedKeys(events);
     await publishTwice(events.slice(0, 200));
-    // singleshot's Redis dies while the relay consumes; entries whose
-    // acceptance did not complete must stay pending, not be acknowledged.
+    await waitForAll(expectedKeys(events.slice(0, 200)), 60_000);
+    await waitUntil(async () => {
+      const b = await groupBacklog();
+      return b.pending === 0 && b.lag === 0;
+    }, 'the first entries acknowledged', { timeoutMs: 30_000, intervalMs: 200 });
+    // singleshot's Redis dies; entries published now (one copy each: no
+    // second copy could make up for one acknowledged unaccepted) cannot be
+    // accepted, so the relay reads them and must leave every one pending.
     await redis.kill9();
-    await publishTwice(events.slice(200, 400));
-    await waitUntil(async () => (await groupBacklog()).pending + (await groupBacklog()).lag > 0, 'entries waiting while Redis is down', { timeoutMs: 10_000 });
+    await publishOnce(events.slice(200, 400));
+    const held = await waitUntil(async () => {
+      const b = await groupBacklog();
+      return b.pending > 0 ? b : undefined;
+    }, 'the relay to hold entries it cannot accept', { timeoutMs: 30_000, intervalMs: 100 });
+    expect(held.pending + held.lag).toBe(200);
+    // The relay dies holding them; a new one claims them once Redis is back.
+    for (const relay of liveRelays) {
+      relay.signal('SIGKILL');
+      await relay.exited();
+    }
+    liveRelays = [spawnRelay(configFile)];
+    procs.push(...liveRelays);
     await redis.restart();
-    await waitForAll(new Set([...expected].slice(0, 400)), 120_000);
+    await waitForAll(expectedKeys(events.slice(0, 400)), 120_000);
     // Now the stream's own Redis goes away (and comes back on its AOF).
     await publishTwice(events.slice(400));
     await origin.kill9();
