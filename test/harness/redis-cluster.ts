@@ -32,6 +32,12 @@ export interface TestRedisCluster {
   masters(): Promise<ClusterNode[]>;
   /** SIGKILL one node. */
   kill9(node: ClusterNode): Promise<void>;
+  /**
+   * Starts a killed node again on its own dir (AOF and nodes.conf): it rejoins
+   * the cluster as a replica of the master that replaced it. Resolves once every
+   * master has a replica online again, so the next failover has one to promote.
+   */
+  restart(node: ClusterNode, timeoutMs?: number): Promise<void>;
   /** Waits until every slot is served by a live master again (the killed master's replica was promoted). */
   waitForPromotion(killed: ClusterNode, timeoutMs?: number): Promise<ClusterNode>;
   /** `redis-cli` against one node. */
@@ -71,6 +77,31 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
   const nodes: (ClusterNode & { alive: boolean })[] = [];
   const cli = async (node: ClusterNode, ...args: string[]) => (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(node.port), ...args], { timeout: 30_000 })).stdout;
 
+  const startNode = (port: number, dir: string) => {
+    const child = spawn(
+      'redis-server',
+      [
+        '--port', String(port),
+        '--bind', '127.0.0.1',
+        '--dir', dir,
+        '--cluster-enabled', 'yes',
+        '--cluster-config-file', join(dir, 'nodes.conf'),
+        '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 1000),
+        '--appendonly', 'yes',
+        '--appendfsync', options.appendfsync ?? 'everysec',
+        '--save', '',
+        '--maxmemory-policy', 'noeviction',
+        '--daemonize', 'no',
+        '--logfile', join(dir, 'redis.log'),
+        '--loglevel', 'warning',
+      ],
+      { stdio: 'ignore' },
+    );
+    const entry = { child, exited: new Promise<void>((r) => child.once('exit', () => r())), alive: true };
+    child.once('exit', () => (entry.alive = false));
+    procs.set(port, entry);
+  };
+
   const destroy = async () => {
     for (const p of procs.values()) {
       if (p.alive) p.child.kill('SIGKILL');
@@ -85,28 +116,7 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
       taken.add(port).add(port + 10_000);
       const dir = join(root, String(port));
       mkdirSync(dir);
-      const child = spawn(
-        'redis-server',
-        [
-          '--port', String(port),
-          '--bind', '127.0.0.1',
-          '--dir', dir,
-          '--cluster-enabled', 'yes',
-          '--cluster-config-file', join(dir, 'nodes.conf'),
-          '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 1000),
-          '--appendonly', 'yes',
-          '--appendfsync', options.appendfsync ?? 'everysec',
-          '--save', '',
-          '--maxmemory-policy', 'noeviction',
-          '--daemonize', 'no',
-          '--logfile', join(dir, 'redis.log'),
-          '--loglevel', 'warning',
-        ],
-        { stdio: 'ignore' },
-      );
-      const entry = { child, exited: new Promise<void>((r) => child.once('exit', () => r())), alive: true };
-      child.once('exit', () => (entry.alive = false));
-      procs.set(port, entry);
+      startNode(port, dir);
       const node = {
         port,
         address: `127.0.0.1:${port}`,
@@ -158,6 +168,20 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
         p.child.kill('SIGKILL');
         await p.exited;
       }
+    },
+    restart: async (node, timeoutMs = 60_000) => {
+      if (procs.get(node.port)?.alive) throw new Error(`cluster node ${node.address} is still running`);
+      startNode(node.port, node.dir);
+      await waitUntil(async () => (await cli(node, 'PING').catch(() => '')).trim() === 'PONG', `cluster node ${node.port} to restart`, { timeoutMs });
+      await waitUntil(async () => {
+        const via = liveNode();
+        if (!(await cli(via, 'CLUSTER', 'INFO')).includes('cluster_state:ok')) return false;
+        for (const m of await mastersOf(via)) {
+          const info = await cli(nodes.find((n) => n.address === m)!, 'INFO', 'replication');
+          if (!/connected_slaves:1/.test(info) || !/state=online/.test(info)) return false;
+        }
+        return true;
+      }, `${node.address} to rejoin as a replica`, { timeoutMs, intervalMs: 200 });
     },
     waitForPromotion: async (killed, timeoutMs = 30_000) =>
       waitUntil(
