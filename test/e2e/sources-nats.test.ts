@@ -4,6 +4,7 @@ import { jetstream, jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { eventMessageKey, operationKey, parseAction } from '@singleshot/core';
 import {
   dlqListJson,
+  killRelaysDuringOutage,
   relayTestEvents,
   runRelayCrash,
   spawnApps,
@@ -148,4 +149,29 @@ describe('relay: NATS JetStream', () => {
     }, 'nothing pending after the poison', { timeoutMs: 30_000, intervalMs: 200 });
     expect(sink.accepted.get(headerKey)?.count).toBe(1);
   }, 120_000);
+
+  it('while singleshot\'s Redis is down nothing is acked; relays killed then lose nothing', async () => {
+    const events = relayTestEvents('nats-outage', 200);
+    const relays = procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null && p !== procs[0]);
+    const { held, relay } = await killRelaysDuringOutage({
+      redis,
+      relays,
+      configFile,
+      source: 'orders-js',
+      publishOnce: () => publish(events.map((e) => ({ body: JSON.stringify(e) }))),
+      held: async () => {
+        const b = await consumerBacklog();
+        return b.pending + b.unacked;
+      },
+    });
+    procs.push(relay);
+    expect(held).toBe(200);
+    const expected = expectedKeys(events);
+    await sink.waitFor((s) => [...expected].every((k) => s.accepted.has(k)), { timeoutMs: 90_000, what: 'the events published during the outage' });
+    expect([...expected].map((k) => sink.accepted.get(k)?.count).filter((n) => n !== 1)).toEqual([]);
+    await waitUntil(async () => {
+      const b = await consumerBacklog();
+      return b.pending === 0 && b.unacked === 0;
+    }, 'nothing pending', { timeoutMs: 30_000, intervalMs: 200 });
+  }, 150_000);
 });

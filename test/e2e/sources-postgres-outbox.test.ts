@@ -4,6 +4,7 @@ import { eventMessageKey, operationKey, parseAction } from '@singleshot/core';
 import { enqueue, outboxDdl } from '@singleshot/outbox';
 import {
   dlqListJson,
+  killRelaysDuringOutage,
   relayTestEvents,
   runRelayCrash,
   spawnApps,
@@ -129,4 +130,25 @@ describe('relay: PostgreSQL transactional outbox', () => {
     expect(dead.error.code).toBe('INVALID_EVENT');
     await waitUntil(async () => (await rowsLeft()) === 0, 'the outbox to be empty', { timeoutMs: 30_000 });
   }, 60_000);
+
+  it('while singleshot\'s Redis is down no row is deleted; relays killed then lose nothing', async () => {
+    const events = relayTestEvents('pg-outage', 200);
+    const relays = procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null && p !== procs[0]);
+    const { held, relay } = await killRelaysDuringOutage({
+      redis,
+      relays,
+      configFile,
+      source: 'orders-outbox',
+      publishOnce: () => inTransaction(async (client) => {
+        for (const e of events) await enqueue(client, { ...e, source: 'shop' });
+      }),
+      held: rowsLeft,
+    });
+    procs.push(relay);
+    expect(held).toBe(200);
+    const expected = expectedKeys(events);
+    await sink.waitFor((s) => [...expected].every((k) => s.accepted.has(k)), { timeoutMs: 60_000, what: 'the events enqueued during the outage' });
+    expect([...expected].map((k) => sink.accepted.get(k)?.count).filter((n) => n !== 1)).toEqual([]);
+    await waitUntil(async () => (await rowsLeft()) === 0, 'the outbox to be empty', { timeoutMs: 30_000 });
+  }, 120_000);
 });

@@ -3,6 +3,7 @@ import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import { eventMessageKey, operationKey, parseAction } from '@singleshot/core';
 import {
   dlqListJson,
+  killRelaysDuringOutage,
   relayTestEvents,
   runRelayCrash,
   spawnApps,
@@ -168,5 +169,26 @@ describe('relay: RabbitMQ', () => {
     await waitUntil(async () => (await queueState(DEAD_QUEUE)).messageCount === 3, 'the poison in the dead-letter queue', { timeoutMs: 30_000, intervalMs: 200 });
     expect((await queueState(QUEUE)).messageCount).toBe(0);
     expect(await relay.metric('singleshot_source_messages_total', { source: 'orders-queue', result: 'invalid' })).toBe(3);
+  }, 120_000);
+
+  it('while singleshot\'s Redis is down nothing is acked; relays killed then lose nothing', async () => {
+    const events = relayTestEvents('rmq-outage', 200);
+    const { held, relay: next } = await killRelaysDuringOutage({
+      redis,
+      relays: [relay!],
+      configFile,
+      source: 'orders-queue',
+      publishOnce: () => publish(events.map((e) => ({ body: JSON.stringify(e), messageId: e.id }))),
+      held: async () => {
+        await waitUntil(async () => (await queueState(QUEUE)).consumerCount === 0, 'the broker to see the relay gone', { timeoutMs: 30_000, intervalMs: 200 });
+        return (await queueState(QUEUE)).messageCount;
+      },
+    });
+    procs.push(next);
+    expect(held).toBe(200);
+    const expected = expectedKeys(events);
+    await sink.waitFor((s) => [...expected].every((k) => s.accepted.has(k)), { timeoutMs: 60_000, what: 'the events published during the outage' });
+    expect([...expected].map((k) => sink.accepted.get(k)?.count).filter((n) => n !== 1)).toEqual([]);
+    await waitUntil(async () => (await queueState(QUEUE)).messageCount === 0, 'the queue to drain', { timeoutMs: 30_000, intervalMs: 200 });
   }, 120_000);
 });

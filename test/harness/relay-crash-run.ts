@@ -160,3 +160,34 @@ export async function dlqListJson(configFile: string): Promise<Array<{ operation
   });
   return (JSON.parse(stdout) as { dead: Array<{ operationKey: string; reason: string; error: { code: string; message: string }; job: Record<string, unknown> }> }).dead;
 }
+
+/**
+ * "Nothing acknowledged that was not accepted", checked at the origin: with
+ * singleshot's Redis down, publishes messages once (no second copy to make
+ * up for a lost one), waits until a relay has failed to accept one (a
+ * `result="retry"` sample), SIGKILLs every relay, and asks the origin how many
+ * of them are still unacknowledged (`held`: all of them, when nothing was
+ * acknowledged early). Then starts a new relay and brings Redis back.
+ */
+export async function killRelaysDuringOutage(opts: {
+  redis: { kill9(): Promise<void>; restart(): Promise<void> };
+  relays: AppProcess[];
+  configFile: string;
+  source: string;
+  publishOnce(): Promise<void>;
+  held(): Promise<number>;
+}): Promise<{ held: number; relay: AppProcess }> {
+  const retries = () => Promise.all(opts.relays.map((r) => r.metric('singleshot_source_messages_total', { source: opts.source, result: 'retry' })));
+  const before = await retries();
+  await opts.redis.kill9();
+  await opts.publishOnce();
+  await waitUntil(async () => (await retries()).some((n, i) => n > (before[i] ?? 0)), 'a relay to fail an acceptance while Redis is down', { timeoutMs: 30_000, intervalMs: 100 });
+  for (const relay of opts.relays) {
+    relay.signal('SIGKILL');
+    await relay.exited();
+  }
+  const held = await opts.held();
+  const relay = spawnRelay(opts.configFile);
+  await opts.redis.restart();
+  return { held, relay };
+}
