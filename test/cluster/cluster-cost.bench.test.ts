@@ -225,6 +225,8 @@ describe('replica waits on the cluster: what they cost', () => {
         config: s.name,
         'notifications/s per round': rs.map((r) => r.perSecond).join(' '),
         'median /s': median(rs.map((r) => r.perSecond)),
+        // Paired within each round, so drift between rounds cancels out.
+        'vs A (median of rounds)': median(rs.map((r, i) => Math.round((r.perSecond / (results.get(setups[0]!.name)![i]!.perSecond)) * 100) / 100)),
         'WAIT per notification': median(rs.map((r) => r.waitsPerNotification)),
         'p95 ms (median of rounds)': median(rs.map((r) => r.p95Ms)),
         'p50 ms (median of rounds)': median(rs.map((r) => r.medianMs)),
