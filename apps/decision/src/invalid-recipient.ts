@@ -1,4 +1,4 @@
-import type { DeliverJobData } from '@singleshot/core';
+import type { DeadReason, DeliverJobData, ErrorCode } from '@singleshot/core';
 import { ensureDeadRecord, type DeadJobData } from '@singleshot/queues';
 import type { OperationStore } from '@singleshot/store';
 
@@ -11,7 +11,9 @@ export interface DeadOnArrivalDeps {
   now?: () => number;
 }
 
-export const INVALID_RECIPIENT = 'invalid_recipient';
+/** The dead reason of a recipient refused at fan-out. */
+export const INVALID_RECIPIENT: DeadReason = 'invalid_recipient';
+const INVALID_RECIPIENT_CODE: ErrorCode = 'INVALID_RECIPIENT';
 
 /**
  * Ends an operation whose recipient the channel can never take as `dead`
@@ -24,7 +26,7 @@ export const INVALID_RECIPIENT = 'invalid_recipient';
  */
 export async function deadOnArrival(job: DeliverJobData, problem: string, deps: DeadOnArrivalDeps): Promise<void> {
   const now = deps.now ?? Date.now;
-  const error = { code: 'INVALID_RECIPIENT', message: `recipient ${problem} (channel ${job.channel})` };
+  const error = { code: INVALID_RECIPIENT_CODE, message: `recipient ${problem} (channel ${job.channel})` };
   const claim = await deps.operations.claim({
     operationKey: job.operationKey,
     messageKey: job.messageKey,

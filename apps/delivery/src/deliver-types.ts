@@ -1,4 +1,4 @@
-import type { OperationStatus } from '@singleshot/core';
+import type { DeadReason, OperationStatus, SuppressReason } from '@singleshot/core';
 import type { DocumentStateStore, OperationStore, RateLimiter } from '@singleshot/store';
 import type { DocumentStore } from '@singleshot/documents';
 import type { DeadJobData } from '@singleshot/queues';
@@ -94,8 +94,8 @@ export type DeliverOutcome =
   | { kind: 'retry'; delayMs: number; reason: string }
   /** Not claimed: waits for a document (visible in `ops show`; no attempt used). */
   | { kind: 'waiting'; delayMs: number; reason: 'document'; waitingFor: string }
-  | { kind: 'dead'; reason: string }
-  | { kind: 'suppressed'; reason: string }
+  | { kind: 'dead'; reason: DeadReason }
+  | { kind: 'suppressed'; reason: SuppressReason }
   | { kind: 'stale' };
 
 /** The state a successful claim hands the attempt. */
@@ -133,8 +133,8 @@ export type Ending =
   | { kind: 'sent'; provider: string; externalId: string; reconciled: boolean }
   | { kind: 'retry'; status: 'failed' | 'in_doubt'; reason: string; error: ErrorInfo; provider: string; retryAfterMs?: number }
   | { kind: 'in_doubt'; reason: string; error: ErrorInfo; provider: string }
-  | { kind: 'dead'; reason: string; error: ErrorInfo; provider?: string }
-  | { kind: 'suppressed'; reason: string; error: ErrorInfo; details?: Record<string, unknown> }
+  | { kind: 'dead'; reason: DeadReason; error: ErrorInfo; provider?: string }
+  | { kind: 'suppressed'; reason: SuppressReason; error: ErrorInfo; details?: Record<string, unknown> }
   | { kind: 'released'; reason: string; provider?: string; delayMs?: number }
   | { kind: 'stale' };
 

@@ -1,4 +1,4 @@
-import { retryDelayMs, type DeliverJobData } from '@singleshot/core';
+import { retryDelayMs, type DeadReason, type DeliverJobData } from '@singleshot/core';
 import type { CommitInput } from '@singleshot/store';
 import type { ClaimedAttempt } from './attempt';
 import { ensureDeadRecord } from '@singleshot/queues';
@@ -31,7 +31,7 @@ export async function finish(a: ClaimedAttempt, ending: Ending): Promise<Deliver
     case 'in_doubt': {
       const status = ending.kind === 'in_doubt' ? 'in_doubt' : ending.status;
       if (a.claim.attempts >= a.deps.policy.attempts) {
-        const reason = status === 'in_doubt' ? 'in_doubt_after_last_attempt' : 'attempts_exhausted';
+        const reason: DeadReason = status === 'in_doubt' ? 'in_doubt_after_last_attempt' : 'attempts_exhausted';
         return dead(a, reason, ending.error, ending.provider);
       }
       const { policy, random } = a.deps;
@@ -55,7 +55,7 @@ export async function finish(a: ClaimedAttempt, ending: Ending): Promise<Deliver
       if ((await commit(a, 'suppressed', extra)) === 'stale') return stale(a);
       a.deps.metrics.suppressed.inc({ reason: ending.reason });
       count(a, 'suppressed');
-      a.log.info({ reason: ending.reason, recipient: a.job.recipient, ...ending.details }, 'operation suppressed');
+      a.log.info({ event: 'operation_suppressed', reason: ending.reason, recipient: a.job.recipient, ...ending.details }, 'operation suppressed');
       return { kind: 'suppressed', reason: ending.reason };
     }
     case 'released': {
@@ -74,7 +74,7 @@ export async function finish(a: ClaimedAttempt, ending: Ending): Promise<Deliver
   }
 }
 
-async function dead(a: ClaimedAttempt, reason: string, error: ErrorInfo, provider?: string): Promise<DeliverOutcome> {
+async function dead(a: ClaimedAttempt, reason: DeadReason, error: ErrorInfo, provider?: string): Promise<DeliverOutcome> {
   if ((await commit(a, 'dead', { reason, error, provider })) === 'stale') return stale(a, provider);
   a.deps.metrics.dead.inc({ channel: a.job.channel, reason });
   count(a, 'dead', provider);

@@ -10,3 +10,6 @@ export * from './template';
 export * from './backoff';
 export * from './recipient';
 export * from './percentile';
+export * from './error-codes';
+export * from './ending-reasons';
+export * from './log-events';

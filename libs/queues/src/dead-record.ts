@@ -1,3 +1,4 @@
+import type { DeadReason } from '@singleshot/core';
 import type { OperationStore } from '@singleshot/store';
 import type { DeadJobData } from './schemas';
 
@@ -17,13 +18,14 @@ export interface DeadRecordDeps {
  */
 export async function ensureDeadRecord(
   deps: DeadRecordDeps,
-  dead: { operationKey: string; job: DeadJobData['job']; reason?: string; error?: { code: string; message: string } },
+  dead: { operationKey: string; job: DeadJobData['job']; reason?: DeadReason; error?: { code: string; message: string } },
 ): Promise<void> {
   const [record, attempts] = await Promise.all([deps.operations.get(dead.operationKey), deps.operations.history(dead.operationKey)]);
   await deps.addDead({
     operationKey: dead.operationKey,
     job: dead.job,
-    reason: dead.reason ?? record?.reason ?? 'unknown',
+    // A reason read back from the state was written by one of the endings above, or by an older version: kept as stored.
+    reason: dead.reason ?? record?.reason ?? ('unknown' satisfies DeadReason),
     error: dead.error ?? { code: record?.lastErrorCode ?? 'UNKNOWN', message: record?.lastError ?? '' },
     attempts,
     diedAt: (deps.now ?? Date.now)(),

@@ -1,0 +1,107 @@
+/**
+ * The stable `event` field of operator log lines. Operators (and tests)
+ * match this field, never the message text. Every warn and error line in
+ * apps/ and libs/ carries one (a test scans the sources), and each value is
+ * listed in docs/contract.md. The value is the meaning.
+ */
+export const LOG_EVENTS = {
+  // Process life
+  singleshot_started: 'the all-in-one process started',
+  app_started: 'an app process started and serves its health port',
+  app_process_started: 'the supervisor started an app process',
+  app_process_exited: 'an app process exited; the supervisor restarts it',
+  app_process_gave_up: 'an app process died too often too quickly; the supervisor stopped',
+  embedded_redis_started: 'an embedded redis-server was started (no Redis configured)',
+  shutdown_started: 'a stop signal: in-flight work is finished or released',
+  shutdown_complete: 'the process stopped cleanly',
+  shutdown_forced: 'a second stop signal: exiting at once',
+  shutdown_timeout: 'the stop did not finish in time: exiting; abandoned claims are taken over when their leases expire',
+  shutdown_failed: 'an error while stopping',
+  // Redis and health
+  redis_connection_error: 'a Redis connection failed (logged once per state change)',
+  redis_connection_ready: 'a Redis connection is ready again',
+  redis_config_problem: 'the Redis server configuration is unsafe for singleshot',
+  redis_config_check_failed: 'the Redis server configuration could not be checked',
+  redis_refusing: 'Redis refuses writes (out of memory, read-only, …); the sweeper tries again',
+  health_server_listening: 'the health and metrics server listens',
+  health_server_error: 'the health server failed',
+  health_handler_failed: 'a health server handler threw',
+  readiness_check_failed: 'a readiness check threw',
+  // Queues and workers
+  worker_error: 'a queue worker reported an error (connection, script)',
+  job_attempt_failed: 'a job attempt failed on infrastructure; the queue retries it',
+  partition_consumer_stuck: 'a queue partition has no working consumer; its worker is replaced',
+  // Decision
+  decided: 'a decide job ended (info)',
+  decide_requeued: 'a message failed inside a decide batch and is tried again in a job of its own',
+  decide_job_failed: 'a decide job failed for good',
+  invalid_decide_job: 'a decide job fails validation: it fails at once',
+  invalid_decide_entry: 'an invalid entry in a decide batch: handed to a job of its own, which fails',
+  invalid_recipient: 'a recipient refused at fan-out: the operation ended dead',
+  message_unrouted: 'a message made no operation (no route, no recipient)',
+  // Delivery
+  delivery_ended: 'a delivery attempt ended (info; the outcome is in the line)',
+  operation_dead: 'an operation ended dead and is recorded in the DLQ',
+  operation_suppressed: 'an operation ended suppressed',
+  operation_waiting: 'an operation waits for its document',
+  invalid_deliver_job: 'a deliver job fails validation: recorded in the DLQ at once',
+  fence_superseded: 'a commit was rejected: a later claim owns the operation or document',
+  lease_lost: 'a lease was lost; the holder stops and will not commit',
+  provider_fallback: 'a send falls back to the next provider',
+  in_doubt_pinned: 'an unresolved in-doubt send stays on its provider (no fallback)',
+  breaker_state_changed: 'a provider circuit breaker changed state',
+  smtp_message_id_replaced: 'the SMTP relay replaced the Message-ID (lookups by it will miss)',
+  sweeper_requeued: 'the sweeper re-enqueued an overdue operation whose job was missing',
+  sweeper_job_missing: 'an overdue operation has no stored deliver job; the sweeper cannot re-enqueue it',
+  sweep_failed: 'a sweep failed; the sweeper tries again next interval',
+  // Documents
+  document_stored: 'a document was rendered and stored',
+  document_retry: 'document generation failed; it is retried on its own schedule',
+  document_failed: 'a document failed for good; its deliveries end dead',
+  invalid_render_job: 'a render job fails validation',
+  render_finished: 'a render job ended (info; the outcome is in the line)',
+  document_download_failed: 'a document download failed (store unreachable)',
+  // Ingest and dashboard
+  ingest_listening: 'ingest listens',
+  ingest_anonymous: 'ingest accepts anonymous producers',
+  intake_store_unavailable: 'an event was not accepted: Redis unavailable',
+  request_failed: 'an HTTP request failed with an unexpected error (500)',
+  inbound_mail_accepted: 'an inbound mail webhook was accepted',
+  inbound_webhook_refused: 'an inbound mail webhook was refused (auth or payload)',
+  inbound_mail_store_unavailable: 'an inbound mail was not accepted: Redis unavailable',
+  inbound_webhook_failed: 'an inbound mail webhook failed unexpectedly',
+  inbound_webhook_too_large: 'an inbound mail webhook body is over the limit',
+  dashboard_listening: 'the dashboard listens',
+  dashboard_anonymous: 'the dashboard is open without credentials (loopback only)',
+  dashboard_auth_failed: 'a dashboard login failed',
+  dashboard_token_generated: 'a dashboard token was generated (login URL on stderr)',
+  board_action: 'a state-changing dashboard action',
+  replay_requested: 'an operator asked to replay a dead or suppressed operation',
+  // IMAP
+  imap_pollers_started: 'the IMAP pollers started',
+  imap_connected: 'an IMAP connection is open',
+  imap_connect_failed: 'an IMAP connect failed',
+  imap_connection_closed: 'an IMAP connection closed',
+  imap_connection_error: 'an IMAP connection error',
+  imap_reconnect_scheduled: 'an IMAP reconnect is scheduled',
+  imap_reconnected: 'an IMAP connection is open again',
+  imap_poll: 'an IMAP poll ended (info)',
+  imap_poll_failed: 'an IMAP poll failed',
+  imap_cursor_missing: 'no IMAP cursor yet: the folder is read from UID 1',
+  imap_message_vanished: 'an IMAP message vanished before it could be fetched',
+  imap_uidvalidity_changed: 'UIDVALIDITY changed: the folder is read again from UID 1',
+  imap_handover_failed: 'an IMAP message could not be handed over; it is retried next poll',
+  imap_stopped: 'an IMAP source stopped',
+  // Relay
+  relay_started: 'the relay started',
+  relay_no_sources: 'the relay has no sources configured',
+  source_started: 'a relay source started',
+  source_connected: 'a relay source is consuming',
+  source_unreachable: 'a relay source cannot consume; it retries',
+  source_claimed: 'a relay source claimed entries left pending by another consumer',
+  source_retry: 'a relayed message was not accepted yet; it is tried again',
+  source_invalid_event: 'a relayed message can never be an event: recorded dead',
+} as const;
+
+/** A stable log `event` value (see {@link LOG_EVENTS}). */
+export type LogEvent = keyof typeof LOG_EVENTS;
