@@ -56,7 +56,7 @@ export function createDashboardApp(options: DashboardAppOptions): express.Expres
 
   app.use((req, res) => sendError(res, 404, 'NOT_FOUND', `no route for ${req.method} ${req.path}`));
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    api.logger.error({ err, method: req.method, path: req.path }, 'dashboard request failed');
+    api.logger.error({ event: 'request_failed', err, method: req.method, path: req.path }, 'dashboard request failed');
     if (res.headersSent) return void res.destroy();
     sendError(res, 500, 'INTERNAL', 'internal error');
   });

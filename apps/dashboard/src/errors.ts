@@ -35,7 +35,7 @@ export function apiErrorHandler(logger: Logger) {
       sendError(res, e.status, e.type === 'entity.too.large' ? 'BODY_TOO_LARGE' : 'BAD_REQUEST', e.message ?? 'bad request');
       return;
     }
-    logger.error({ err, method: req.method, path: req.path }, 'admin API request failed');
+    logger.error({ event: 'request_failed', err, method: req.method, path: req.path }, 'admin API request failed');
     sendError(res, 500, 'INTERNAL', 'internal error');
   };
 }

@@ -23,7 +23,7 @@ export type Replay = (operationKey: string, by: ReplayActor) => Promise<ReplayOu
 export function runtimeReplay(deps: ReplayDeps & { logger: Logger }): Replay {
   return async (operationKey, by) => {
     const outcome = await replayOperation(operationKey, { by: by.who, via: by.via }, deps);
-    deps.logger.info({ operationKey, jobId: operationKey, who: by.who, via: by.via, result: outcome.result }, 'replay requested');
+    deps.logger.info({ event: 'replay_requested', operationKey, jobId: operationKey, who: by.who, via: by.via, result: outcome.result }, 'replay requested');
     return outcome;
   };
 }

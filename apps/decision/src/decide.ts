@@ -211,7 +211,7 @@ export async function decide(data: DecideJobData, deps: DecideDeps): Promise<Dec
   if (!first) deps.metrics.duplicatesSuppressed.inc({ stage: 'decision', reason: 'redelivered' });
   if (unrouted && first) {
     deps.metrics.unrouted.inc({ reason: unrouted });
-    deps.logger.warn({ messageKey: data.messageKey, reason: unrouted, source: data.input.source }, 'message made no operation');
+    deps.logger.warn({ event: 'message_unrouted', messageKey: data.messageKey, reason: unrouted, source: data.input.source }, 'message made no operation');
   }
   return { operations: jobs.length, redelivered: !first, ...(invalid.length ? { invalidRecipients: invalid.length } : {}), ...(unrouted ? { unrouted } : {}) };
 }

@@ -69,7 +69,7 @@ export function startDecision(rt: Runtime): DecisionApp {
   /** One message's decision, with its info line (built only when `info` is on). */
   const decideLogged = async (data: DecideJobData, jobId: string | undefined, jobAttempt: number): Promise<DecideOutcome> => {
     const outcome = await decide(data, deps);
-    if (logger.isLevelEnabled('info')) logger.info({ messageKey: data.messageKey, jobId, jobAttempt, ...outcome }, 'decided');
+    if (logger.isLevelEnabled('info')) logger.info({ event: 'decided', messageKey: data.messageKey, jobId, jobAttempt, ...outcome }, 'decided');
     return outcome;
   };
   const worker = new PartitionWorkers<DecideJobData | DecideBatchJobData, DecideOutcome | DecideBatchOutcome>(
@@ -90,7 +90,7 @@ export function startDecision(rt: Runtime): DecisionApp {
         // in the failed set with the reason (no operation exists yet to DLQ).
         const issues = formatIssues(parsed.error);
         const messageKey = (job.data as { messageKey?: unknown } | undefined)?.messageKey;
-        logger.error({ jobId: job.id, messageKey, jobAttempt: job.attemptsMade, issues }, 'invalid decide job');
+        logger.error({ event: 'invalid_decide_job', jobId: job.id, messageKey, jobAttempt: job.attemptsMade, issues }, 'invalid decide job');
         throw new UnrecoverableError(`invalid decide job: ${issues.join('; ')}`);
       }
       return decideLogged(parsed.data as DecideJobData, job.id, job.attemptsMade);
@@ -112,10 +112,10 @@ export function startDecision(rt: Runtime): DecisionApp {
       stalledInterval: 5_000,
     },
   );
-  worker.on('error', (err) => logger.warn({ err }, 'decide worker error'));
+  worker.on('error', (err) => logger.warn({ event: 'worker_error', err }, 'decide worker error'));
   worker.on('failed', (job, err) => {
     if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
-      logger.error({ jobId: job.id, messageKey: (job.data as Partial<DecideJobData> | undefined)?.messageKey, messages: (job.data as Partial<DecideBatchJobData> | undefined)?.messages?.length, jobAttempt: job.attemptsMade, err }, 'decide job failed for good');
+      logger.error({ event: 'decide_job_failed', jobId: job.id, messageKey: (job.data as Partial<DecideJobData> | undefined)?.messageKey, messages: (job.data as Partial<DecideBatchJobData> | undefined)?.messages?.length, jobAttempt: job.attemptsMade, err }, 'decide job failed for good');
     }
   });
   return {

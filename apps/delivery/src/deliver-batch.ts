@@ -93,7 +93,7 @@ export async function deliverBatch(job: BatchJob, deps: BatchDeps): Promise<Batc
     // bench (warn) this object would be made for every operation and dropped.
     if (info) {
       deps.logger.info(
-        { operationKey: op.operationKey, messageKey: op.messageKey, jobId: job.id, jobAttempt: job.attemptsMade, channel: op.channel, outcome: ended },
+        { event: 'delivery_ended', operationKey: op.operationKey, messageKey: op.messageKey, jobId: job.id, jobAttempt: job.attemptsMade, channel: op.channel, outcome: ended },
         `delivery ${ended.kind}`,
       );
     }

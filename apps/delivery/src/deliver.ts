@@ -99,7 +99,7 @@ async function claimAndSend(
     startedAt: claimSentAt,
     now,
     extend: () => deps.operations.extend(job.operationKey, claim.fence, leaseMs),
-    onLost: (reason) => log.warn({ reason }, 'lease lost; this holder stops and will not commit'),
+    onLost: (reason) => log.warn({ event: 'lease_lost', reason }, 'lease lost; this holder stops and will not commit'),
   });
   try {
     const attempt = new ClaimedAttempt(job, deps, { ...claim, keeper, log }, trial);

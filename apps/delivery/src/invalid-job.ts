@@ -20,6 +20,6 @@ export async function recordInvalidJob(
     error: { code: 'INVALID_JOB', message: entry.issues.join('; ') },
   });
   deps.metrics.dead.inc({ channel: 'unknown', reason: 'invalid_payload' });
-  deps.logger.error({ jobId: entry.jobId, operationKey: entry.operationKey, issues: entry.issues }, 'invalid deliver job: recorded in the DLQ');
+  deps.logger.error({ event: 'invalid_deliver_job', jobId: entry.jobId, operationKey: entry.operationKey, issues: entry.issues }, 'invalid deliver job: recorded in the DLQ');
   return { kind: 'dead', reason: 'invalid_payload' };
 }

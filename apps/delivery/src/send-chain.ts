@@ -41,11 +41,11 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
     request.documents = a.content.documents;
   }
   const debug = deps.logger.isLevelEnabled('debug');
-  if (plan.pinnedTo) a.log.info({ provider: plan.pinnedTo }, 'unresolved in-doubt send: staying on this provider, no fallback');
+  if (plan.pinnedTo) a.log.info({ event: 'in_doubt_pinned', provider: plan.pinnedTo }, 'unresolved in-doubt send: staying on this provider, no fallback');
   const margin = commitMarginMs(deps.policy.leaseMs);
   const switchTo = (from: Provider, to: Provider, why: string, error: { code: string; message: string }) => {
     deps.metrics.fallbackSwitches.inc({ channel: job.channel, from: from.name, to: to.name });
-    a.log.warn({ provider: from.name, next: to.name, why, error }, 'falling back to the next provider');
+    a.log.warn({ event: 'provider_fallback', provider: from.name, next: to.name, why, error }, 'falling back to the next provider');
   };
 
   for (let i = 0; i < order.length; i++) {

@@ -119,7 +119,7 @@ export class RecoverySweeper {
         }
         const job = parseJob(storedJob);
         if (!job) {
-          this.deps.logger.warn({ operationKey, status }, 'sweeper: overdue operation has no stored deliver job; cannot re-enqueue it');
+          this.deps.logger.warn({ event: 'sweeper_job_missing', operationKey, status }, 'sweeper: overdue operation has no stored deliver job; cannot re-enqueue it');
           await this.index.touch(operationKey, now + NO_JOB_RECHECK_MS);
           continue;
         }
@@ -144,7 +144,7 @@ export class RecoverySweeper {
         .then(() => refusals.succeeded())
         .catch((err: unknown) => {
           const refused = refusals.noteError(err);
-          this.deps.logger.warn({ err, ...(refused ? { event: 'redis_refusing', code: refused } : {}) }, 'sweeper: sweep failed; trying again next interval');
+          this.deps.logger.warn({ event: refused ? 'redis_refusing' : 'sweep_failed', err, ...(refused ? { code: refused } : {}) }, 'sweeper: sweep failed; trying again next interval');
         })
         // While Redis refuses commands the next sweep also waits out the backoff.
         .finally(() => this.schedule(Math.max(this.deps.intervalMs, refusals.remainingMs())));

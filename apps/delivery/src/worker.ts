@@ -50,7 +50,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
     cooldownMs: delivery.breaker.cooldownMs,
     onStateChange: (channel, provider, state) => {
       rt.metrics.breakerState.set({ channel, provider }, breakerGaugeValue(state));
-      logger.warn({ channel, provider, state }, 'provider circuit breaker changed state');
+      logger.warn({ event: 'breaker_state_changed', channel, provider, state }, 'provider circuit breaker changed state');
     },
   });
   for (const [channel, list] of providers) for (const p of list) rt.metrics.breakerState.set({ channel, provider: p.name }, 0);
@@ -140,7 +140,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
       // number is in `singleshot ops show`. Built only when `info` is on.
       if (logger.isLevelEnabled('info')) {
         logger.info(
-          { operationKey: parsed.data.operationKey, messageKey: parsed.data.messageKey, jobId: job.id, jobAttempt: job.attemptsMade, channel: parsed.data.channel, outcome },
+          { event: 'delivery_ended', operationKey: parsed.data.operationKey, messageKey: parsed.data.messageKey, jobId: job.id, jobAttempt: job.attemptsMade, channel: parsed.data.channel, outcome },
           `delivery ${outcome.kind}`,
         );
       }
@@ -160,12 +160,12 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
       maxStalledCount: 1000,
     },
   );
-  worker.on('error', (err) => logger.warn({ err }, 'deliver worker error'));
+  worker.on('error', (err) => logger.warn({ event: 'worker_error', err }, 'deliver worker error'));
   worker.on('failed', (job, err) => {
     if (err instanceof DelayedError || err?.name === 'DelayedError') return;
     const data = job?.data as Partial<DeliverJobData & DeliverBatchJobData> | undefined;
     logger.warn(
-      { operationKey: data?.operationKey, messageKey: data?.messageKey ?? data?.operations?.[0]?.messageKey, operations: data?.operations?.length, jobId: job?.id, jobAttempt: job?.attemptsMade, err },
+      { event: 'job_attempt_failed', operationKey: data?.operationKey, messageKey: data?.messageKey ?? data?.operations?.[0]?.messageKey, operations: data?.operations?.length, jobId: job?.id, jobAttempt: job?.attemptsMade, err },
       'deliver job attempt failed (infrastructure); the queue retries it',
     );
   });

@@ -46,6 +46,6 @@ export async function startMailboxPollers(rt: IngestRuntime, ctx: IngestContext,
     onLag: (mailboxId, seconds) => metrics.imapPollLag.set({ mailbox: mailboxId }, seconds),
   });
   await group.start();
-  logger.info({ mailboxes: mailboxes.map((m) => m.mailboxId) }, 'IMAP pollers started');
+  logger.info({ event: 'imap_pollers_started', mailboxes: mailboxes.map((m) => m.mailboxId) }, 'IMAP pollers started');
   return { group, stop: () => group.stop() };
 }

@@ -85,7 +85,7 @@ export async function renderDocument(job: RenderJobData, deps: RenderDeps): Prom
       contentType: CONTENT_TYPE,
     });
     if (committed.kind === 'stale') {
-      log.warn({ fence }, 'render commit rejected: a later claim owns the document');
+      log.warn({ event: 'fence_superseded', fence }, 'render commit rejected: a later claim owns the document');
       return { kind: 'stale' };
     }
     deps.metrics.renders.inc({ format: job.format, result: 'stored' });

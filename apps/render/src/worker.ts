@@ -47,11 +47,11 @@ export function startRender(rt: Runtime, options: { store?: DocumentStore } = {}
       const parsed = renderJobSchema.safeParse(job.data);
       if (!parsed.success) {
         const issues = formatIssues(parsed.error);
-        logger.error({ jobId: job.id, issues }, 'invalid render job');
+        logger.error({ event: 'invalid_render_job', jobId: job.id, issues }, 'invalid render job');
         return { kind: 'dead', code: 'INVALID_JOB' };
       }
       const outcome = await renderDocument(parsed.data as RenderJobData, deps);
-      logger.info({ documentKey: parsed.data.documentKey, jobId: job.id, jobAttempt: job.attemptsMade, outcome }, `render ${outcome.kind}`);
+      logger.info({ event: 'render_finished', documentKey: parsed.data.documentKey, jobId: job.id, jobAttempt: job.attemptsMade, outcome }, `render ${outcome.kind}`);
       if (outcome.kind === 'retry') {
         await job.moveToDelayed(Date.now() + outcome.delayMs, token);
         throw new DelayedError();
@@ -68,10 +68,10 @@ export function startRender(rt: Runtime, options: { store?: DocumentStore } = {}
       maxStalledCount: 1000,
     },
   );
-  worker.on('error', (err) => logger.warn({ err }, 'render worker error'));
+  worker.on('error', (err) => logger.warn({ event: 'worker_error', err }, 'render worker error'));
   worker.on('failed', (job, err) => {
     if (err instanceof DelayedError || err?.name === 'DelayedError') return;
-    logger.warn({ documentKey: job?.data?.documentKey, jobId: job?.id, err }, 'render job attempt failed (infrastructure); the queue retries it');
+    logger.warn({ event: 'job_attempt_failed', documentKey: job?.data?.documentKey, jobId: job?.id, err }, 'render job attempt failed (infrastructure); the queue retries it');
   });
   return {
     worker,

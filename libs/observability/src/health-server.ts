@@ -53,7 +53,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       return;
     }
     handler(req, res).catch((err: unknown) => {
-      options.logger.warn({ err, path }, 'health server handler failed');
+      options.logger.warn({ event: 'health_handler_failed', err, path }, 'health server handler failed');
       if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'internal error' } });
       else res.destroy();
     });
@@ -66,9 +66,9 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       resolve();
     });
   });
-  server.on('error', (err) => options.logger.warn({ err }, 'health server error'));
+  server.on('error', (err) => options.logger.warn({ event: 'health_server_error', err }, 'health server error'));
   const port = (server.address() as AddressInfo).port;
-  options.logger.info({ port, host }, 'health server listening');
+  options.logger.info({ event: 'health_server_listening', port, host }, 'health server listening');
 
   return {
     port,

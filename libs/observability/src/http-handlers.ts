@@ -54,7 +54,7 @@ export function readinessHandler(
         }),
       ]);
     } catch (err) {
-      options.logger?.warn({ err }, 'readiness check failed');
+      options.logger?.warn({ event: 'readiness_check_failed', err }, 'readiness check failed');
       result = { ok: false, checks: { ready: `error: ${err instanceof Error ? err.message : String(err)}` } };
     } finally {
       clearTimeout(timer);

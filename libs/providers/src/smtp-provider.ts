@@ -181,7 +181,7 @@ export class SmtpProvider implements Provider {
           if (info.serverMessageId && info.serverMessageId !== messageId) {
             // Some relays (Microsoft 365, SES) replace Message-ID; a resend will not share an id.
             this.logger?.warn(
-              { provider: this.name, operationKey: req.operationKey, messageId, serverMessageId: info.serverMessageId },
+              { event: 'smtp_message_id_replaced', provider: this.name, operationKey: req.operationKey, messageId, serverMessageId: info.serverMessageId },
               'SMTP relay replaced the Message-ID',
             );
           }

@@ -55,7 +55,7 @@ export async function runWorkerApp(
     ready: () => defaultReady(rt, instance.worker ? { [app]: instance.worker } : {}),
     logger: rt.logger,
   });
-  rt.logger.info({ metricsPort: health.port }, `${app} started`);
+  rt.logger.info({ event: 'app_started', metricsPort: health.port }, `${app} started`);
   onShutdown(rt.logger, async () => {
     await instance.close();
     await health.close();

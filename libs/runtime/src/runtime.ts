@@ -108,11 +108,11 @@ export async function createRuntime(config: Config, options: { app: string; logg
   for (const [label, connection] of [['client', redis], ['producer', producer]] as const) {
     connection.on('error', (err: Error) => {
       const state = `${label}:${(err as { code?: string }).code ?? err.name}`;
-      if (state !== lastState) logger.warn({ connection: label, err: { code: (err as { code?: string }).code, message: err.message } }, 'redis connection error');
+      if (state !== lastState) logger.warn({ event: 'redis_connection_error', connection: label, err: { code: (err as { code?: string }).code, message: err.message } }, 'redis connection error');
       lastState = state;
     });
     connection.on('ready', () => {
-      if (lastState) logger.info({ connection: label }, 'redis connection ready');
+      if (lastState) logger.info({ event: 'redis_connection_ready', connection: label }, 'redis connection ready');
       lastState = '';
     });
   }
@@ -120,10 +120,10 @@ export async function createRuntime(config: Config, options: { app: string; logg
   if (config.redis.checkOnStart) {
     try {
       for (const { node, version, problems } of await checkRedisServers(redis, waitReplicas)) {
-        for (const problem of problems) logger.warn({ redisVersion: version, redisNode: node }, problem);
+        for (const problem of problems) logger.warn({ event: 'redis_config_problem', redisVersion: version, redisNode: node }, problem);
       }
     } catch (err) {
-      logger.warn({ err }, 'could not check the Redis server configuration');
+      logger.warn({ event: 'redis_config_check_failed', err }, 'could not check the Redis server configuration');
     }
   }
 

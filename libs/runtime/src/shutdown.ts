@@ -55,7 +55,7 @@ export function onShutdown(logger: Logger, stop: () => Promise<void>, options: S
         process.exit(0);
       })
       .catch((err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
+        logger.error({ event: 'shutdown_failed', err }, 'shutdown failed');
         process.exit(1);
       });
   };

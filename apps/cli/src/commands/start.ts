@@ -83,7 +83,7 @@ export async function startCommand(opts: { only?: string; config?: string; proce
   const groups = appGroups(only, processes);
   if (groups.length > 1) {
     const logger = createLogger({ app: 'singleshot', level: config.log.level });
-    if (embedded) logger.info({ redis: embedded.url, dir: embedded.dir }, 'started an embedded redis-server (AOF on)');
+    if (embedded) logger.info({ event: 'embedded_redis_started', redis: embedded.url, dir: embedded.dir }, 'started an embedded redis-server (AOF on)');
     const supervisor = superviseApps({
       groups,
       ...(opts.config ? { config: opts.config } : {}),
@@ -106,7 +106,7 @@ export async function startCommand(opts: { only?: string; config?: string; proce
   }
   const whenSupervisorStops = stopWhenSupervisorGoes();
   const rt = await createRuntimeOrExit(config, { app: 'singleshot' });
-  if (embedded) rt.logger.info({ redis: embedded.url, dir: embedded.dir }, 'started an embedded redis-server (AOF on)');
+  if (embedded) rt.logger.info({ event: 'embedded_redis_started', redis: embedded.url, dir: embedded.dir }, 'started an embedded redis-server (AOF on)');
   // Alone in its process, delivery serves health and metrics on its own port.
   const apps = await runApps(rt, only, only.length === 1 && only[0] === 'delivery' ? { metricsPort: rt.config.delivery.metricsPort } : {});
   rt.logger.info({ event: 'singleshot_started', apps: only, ingestPort: apps.ingestPort, metricsPort: apps.metricsPort }, 'singleshot started');

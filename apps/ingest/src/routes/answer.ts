@@ -25,7 +25,7 @@ export async function answerAccepted(ctx: IngestContext, res: ServerResponse, me
     sendJson(res, 202, await accepting);
   } catch (err) {
     if (err instanceof StoreUnavailableError) {
-      ctx.logger.warn({ messageKey, err: { code: err.code, message: err.message } }, 'not accepted: Redis unavailable');
+      ctx.logger.warn({ event: 'intake_store_unavailable', messageKey, err: { code: err.code, message: err.message } }, 'not accepted: Redis unavailable');
       res.setHeader('retry-after', '1');
       return sendError(res, 503, err.code, 'the event could not be stored; retry later');
     }
@@ -40,7 +40,7 @@ export function answerTooLarge(ctx: IngestContext, res: ServerResponse): void {
 
 /** An unexpected error: logged, and 500 (never a 2xx for something not kept), or the socket closed if an answer began. */
 export function answerInternal(ctx: IngestContext, res: ServerResponse, err: unknown): void {
-  ctx.logger.error({ err }, 'ingest request failed');
+  ctx.logger.error({ event: 'request_failed', err }, 'ingest request failed');
   if (res.headersSent) return void res.destroy();
   // Never a 2xx for something not kept; 500 tells the producer to retry.
   sendError(res, 500, 'INTERNAL', 'internal error; the event was not confirmed, retry');

@@ -33,7 +33,7 @@ export function documentsRouter(deps: DocumentLinkDeps): Router {
       bytes = await deps.store.get(storeKey);
     } catch (err) {
       // Redis (the link key) or the document store is away: try again later, never a 500.
-      deps.logger.warn({ err, storeKey }, 'document download failed');
+      deps.logger.warn({ event: 'document_download_failed', err, storeKey }, 'document download failed');
       res.set('Retry-After', '5');
       return sendError(res, 503, 'STORE_UNAVAILABLE', 'the document store is not reachable; retry later');
     }

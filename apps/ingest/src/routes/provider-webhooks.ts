@@ -136,26 +136,26 @@ export function providerWebhookRouter(deps: ProviderWebhookDeps): Router {
       const parsed =
         mail.kind === 'raw' ? await parseRawMail(mail.raw, { mailboxId, maxBytes: deps.maxMailBytes }) : mailInputFromParts(mail.parts);
       const result = await deps.acceptMail(parsed, provider);
-      deps.logger.info({ provider, mailboxId, messageKey: result.messageKey, status: result.status, format: mail.kind }, 'inbound mail');
+      deps.logger.info({ event: 'inbound_mail_accepted', provider, mailboxId, messageKey: result.messageKey, status: result.status, format: mail.kind }, 'inbound mail');
       res.status(202).json(result);
     } catch (err) {
       if (err instanceof WebhookError) {
         const httpStatus = err.isAuthError ? 401 : status.reject;
-        deps.logger.warn({ provider, mailboxId, code: err.code, reason: err.message }, 'inbound webhook refused');
+        deps.logger.warn({ event: 'inbound_webhook_refused', provider, mailboxId, code: err.code, reason: err.message }, 'inbound webhook refused');
         return refuse(res, provider, httpStatus, err.code, err.message, err.details);
       }
       // The mail was not kept: free the token so the provider's retry of this
       // very request is not refused as a replay.
       if (claimed !== undefined) await deps.redis.del(deps.keys.webhookToken(provider, claimed)).catch(() => undefined);
       if (err instanceof StoreUnavailableError) {
-        deps.logger.warn({ provider, mailboxId, err: describeError(err) }, 'inbound mail not accepted: Redis unavailable');
+        deps.logger.warn({ event: 'inbound_mail_store_unavailable', provider, mailboxId, err: describeError(err) }, 'inbound mail not accepted: Redis unavailable');
         res.set('Retry-After', '30');
         return refuse(res, provider, status.retry, 'STORE_UNAVAILABLE', 'the mail could not be stored; retry later');
       }
       if (err instanceof ValidationError || err instanceof PermanentError) {
         return refuse(res, provider, status.reject, 'INVALID_MAIL', err.message);
       }
-      deps.logger.error({ provider, mailboxId, err: describeError(err) }, 'inbound webhook failed');
+      deps.logger.error({ event: 'inbound_webhook_failed', provider, mailboxId, err: describeError(err) }, 'inbound webhook failed');
       // Retried by all three providers; never a 2xx for a mail not kept.
       return refuse(res, provider, 500, 'INTERNAL', 'internal error; the mail was not confirmed, retry');
     }
@@ -171,7 +171,7 @@ export function providerWebhookRouter(deps: ProviderWebhookDeps): Router {
     const e = err as { type?: string; status?: number };
     const provider = String(req.params?.provider ?? req.path.split('/')[1] ?? '');
     if (e.type === 'entity.too.large') {
-      deps.logger.error({ provider, limit: deps.maxBodyBytes }, 'inbound webhook body over the limit');
+      deps.logger.error({ event: 'inbound_webhook_too_large', provider, limit: deps.maxBodyBytes }, 'inbound webhook body over the limit');
       return sendError(res, 413, 'BODY_TOO_LARGE', 'the body exceeds the configured limit');
     }
     if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {

@@ -144,7 +144,7 @@ export class ImapSource {
       try {
         const result = await this.runPoll();
         if (result.handedOver > 0 || result.pending > 0 || result.rescanned) {
-          this.deps.logger.info({ ...this.log, reason, ...result }, 'IMAP poll');
+          this.deps.logger.info({ ...this.log, event: 'imap_poll', reason, ...result }, 'IMAP poll');
         }
       } catch (err) {
         this.lastError = describeError(err);

@@ -122,7 +122,7 @@ export async function pollFolder(client: ImapFlow, opts: PollFolderOptions, deps
         'UIDVALIDITY changed: rescanning the folder from UID 1 (message keys prevent a second notification)',
       );
     } else {
-      deps.logger.info({ mailboxId, folder, uidValidity }, 'no IMAP cursor yet: reading the folder from UID 1');
+      deps.logger.info({ event: 'imap_cursor_missing', mailboxId, folder, uidValidity }, 'no IMAP cursor yet: reading the folder from UID 1');
     }
     await deps.cursor.advance(mailboxId, folder, uidValidity, 0);
     cursor = { uidValidity, lastUid: 0 };
@@ -157,7 +157,7 @@ export async function pollFolder(client: ImapFlow, opts: PollFolderOptions, deps
       if (!raw) {
         // Expunged between the listing and the FETCH: there is nothing left
         // to hand over. Later UIDs move the cursor past it.
-        deps.logger.info({ mailboxId, folder, uid: entry.uid }, 'message vanished before it could be fetched');
+        deps.logger.info({ event: 'imap_message_vanished', mailboxId, folder, uid: entry.uid }, 'message vanished before it could be fetched');
         continue;
       }
       if (opts.isStopping?.()) {
