@@ -16,7 +16,7 @@ import {
 import type { MailboxConfig, RouteConfig } from '@singleshot/config';
 import type { Logger, Metrics } from '@singleshot/observability';
 import { inlineRouteTemplates, type RouteTemplates } from '@singleshot/runtime';
-import { deadOnArrival, type DeadOnArrivalDeps } from './invalid-recipient';
+import { INVALID_RECIPIENT, deadOnArrival, type DeadOnArrivalDeps } from './invalid-recipient';
 import { routeMatches } from './route-match';
 
 /** What the decide handler needs; tests pass small object literals. */
@@ -204,7 +204,7 @@ export async function decide(data: DecideJobData, deps: DecideDeps): Promise<Dec
   const first = await deps.markDecided(data.messageKey, [...jobs, ...invalid.map((i) => i.job)].map((j) => j.operationKey));
   if (first) {
     for (const { job, problem } of invalid) {
-      deps.metrics.dead.inc({ channel: job.channel, reason: 'invalid_recipient' });
+      deps.metrics.dead.inc({ channel: job.channel, reason: INVALID_RECIPIENT });
       deps.logger.warn({ event: 'invalid_recipient', operationKey: job.operationKey, messageKey: job.messageKey, channel: job.channel, problem }, 'recipient refused at fan-out: dead');
     }
   }

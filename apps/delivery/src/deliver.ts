@@ -1,4 +1,4 @@
-import type { DeliverJobData } from '@singleshot/core';
+import type { DeliverJobData, ErrorCode } from '@singleshot/core';
 import type { AttemptRecord } from '@singleshot/store';
 import { ensureDeadRecord } from '@singleshot/queues';
 import { lazyChild } from '@singleshot/observability';
@@ -29,7 +29,7 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
   let documents: DocumentGate | undefined;
   if (job.documents && job.documents.length > 0) {
     if (!deps.documents) {
-      documents = { kind: 'failed', error: { code: 'NO_DOCUMENT_STORE', message: 'this delivery process has no document store wired' } };
+      documents = { kind: 'failed', error: { code: 'NO_DOCUMENT_STORE' satisfies ErrorCode, message: 'this delivery process has no document store wired' } };
     } else {
       documents = await checkDocuments({ ...job, documents: job.documents }, deps.documents);
       if (documents.kind === 'waiting') {
@@ -115,7 +115,7 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
   const { job, deps, claim } = a;
   const chain = deps.providers(job.channel);
   if (chain.length === 0) {
-    return { kind: 'dead', reason: 'no_provider', error: { code: 'NO_PROVIDER', message: `no provider configured for channel "${job.channel}"` } };
+    return { kind: 'dead', reason: 'no_provider', error: { code: 'NO_PROVIDER' satisfies ErrorCode, message: `no provider configured for channel "${job.channel}"` } };
   }
   // Never sent without its document: a document that failed for good ends the operation.
   if (a.gate?.kind === 'failed') return { kind: 'dead', reason: 'document_failed', error: a.gate.error };
@@ -139,13 +139,13 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
         return {
           kind: 'dead',
           reason: 'in_doubt_unresolvable',
-          error: { code: 'NO_LOOKUP', message: `provider ${verdict.provider} cannot be asked; inDoubtPolicy is "dead"` },
+          error: { code: 'NO_LOOKUP' satisfies ErrorCode, message: `provider ${verdict.provider} cannot be asked; inDoubtPolicy is "dead"` },
           provider: verdict.provider,
         };
       case 'not_found':
         // The provider says it never took it: the doubt is resolved, fallback is allowed again.
         for (const provider of verdict.asked) {
-          a.record({ step: 'reconcile', outcome: 'failed', provider, errorCode: 'NOT_FOUND_ON_LOOKUP', note: 'lookup: provider does not have it' });
+          a.record({ step: 'reconcile', outcome: 'failed', provider, errorCode: 'NOT_FOUND_ON_LOOKUP' satisfies ErrorCode, note: 'lookup: provider does not have it' });
         }
         break;
     }

@@ -1,4 +1,4 @@
-import type { DeliverJobData, DocumentRef } from '@singleshot/core';
+import type { DeliverJobData, DocumentRef, ErrorCode } from '@singleshot/core';
 import type { Attachment, DocumentLink, Provider } from '@singleshot/providers';
 import type { StoredDocument } from '@singleshot/store';
 import type { DocumentDeps, ErrorInfo } from './deliver-types';
@@ -27,7 +27,7 @@ export async function checkDocuments(job: DeliverJobData & { documents: Document
       if (waitingMark) await deps.state.clearWaiting(job.operationKey);
       return {
         kind: 'failed',
-        error: { code: 'DOCUMENT_FAILED', message: `document "${ref.name}" could not be generated: ${doc.error?.code ?? 'error'}: ${doc.error?.message ?? ''}`.slice(0, 2000) },
+        error: { code: 'DOCUMENT_FAILED' satisfies ErrorCode, message: `document "${ref.name}" could not be generated: ${doc.error?.code ?? 'error'}: ${doc.error?.message ?? ''}`.slice(0, 2000) },
       };
     }
     if (doc.status !== 'stored' || !doc.stored) return { kind: 'waiting', waitingFor: `document:${ref.name}`, documentKey: ref.documentKey, status: doc.status };
@@ -57,7 +57,7 @@ export async function prepareDocuments(gate: Extract<DocumentGate, { kind: 'read
     const attach = attaches && stored.size <= deps.maxAttachmentBytes;
     if (attach) {
       const bytes = await deps.store.get(stored.storeKey);
-      if (!bytes) throw Object.assign(new Error(`document ${stored.storeKey} is missing from the store`), { code: 'DOCUMENT_MISSING' });
+      if (!bytes) throw Object.assign(new Error(`document ${stored.storeKey} is missing from the store`), { code: 'DOCUMENT_MISSING' satisfies ErrorCode });
       attachments.push({ fileName: stored.fileName, contentType: stored.contentType, content: bytes });
     }
     const link = await deps.link(stored.storeKey);

@@ -1,3 +1,4 @@
+import type { ErrorCode } from '@singleshot/core';
 import { ensureDeadRecord } from '@singleshot/queues';
 import type { DeliverDeps, DeliverOutcome } from './deliver-types';
 
@@ -17,7 +18,7 @@ export async function recordInvalidJob(
     operationKey: entry.operationKey,
     job: data,
     reason: 'invalid_payload',
-    error: { code: 'INVALID_JOB', message: entry.issues.join('; ') },
+    error: { code: 'INVALID_JOB' satisfies ErrorCode, message: entry.issues.join('; ') },
   });
   deps.metrics.dead.inc({ channel: 'unknown', reason: 'invalid_payload' });
   deps.logger.error({ event: 'invalid_deliver_job', jobId: entry.jobId, operationKey: entry.operationKey, issues: entry.issues }, 'invalid deliver job: recorded in the DLQ');

@@ -1,4 +1,5 @@
 import type { RateLimitConfig } from '@singleshot/config';
+import type { ErrorCode } from '@singleshot/core';
 import type { ClaimedAttempt } from './attempt';
 import type { Ending, RecipientLimits } from './deliver-types';
 
@@ -47,11 +48,11 @@ async function checkScopes(a: ClaimedAttempt, limits: RecipientLimits, scopes: {
     // Stopped by this scope: the slots it took in the others go back.
     await Promise.all(taken.map((s) => limits.limiter.release(s, job.recipient, job.operationKey)));
     const note = `${scope}: ${verdict.count} of ${limit.max} per ${limit.windowSeconds}s; a slot frees in ${Math.ceil(verdict.retryInMs / 1000)}s`;
-    a.record({ step: 'rate_limit', outcome: 'suppressed', errorCode: 'RATE_LIMIT', error: note });
+    a.record({ step: 'rate_limit', outcome: 'suppressed', errorCode: 'RATE_LIMIT' satisfies ErrorCode, error: note });
     return {
       kind: 'suppressed',
       reason: 'rate_limit',
-      error: { code: 'RATE_LIMIT', message: note },
+      error: { code: 'RATE_LIMIT' satisfies ErrorCode, message: note },
       details: { scope, count: verdict.count, max: limit.max },
     };
   }

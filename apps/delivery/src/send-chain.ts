@@ -1,4 +1,4 @@
-import { RetryableError, classifyError, describeError } from '@singleshot/core';
+import { RetryableError, classifyError, describeError, type ErrorCode } from '@singleshot/core';
 import { budgetSpent, planChain, type BreakerPermit, type CircuitBreaker, type Provider, type SendRequest } from '@singleshot/providers';
 import type { AttemptRecord } from '@singleshot/store';
 import type { ClaimedAttempt } from './attempt';
@@ -56,7 +56,7 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
     const breaker: CircuitBreaker | undefined = deps.breakers?.get(job.channel, provider.name);
     const permit = takePermit(a, provider.name, breaker);
     if (!permit.allowed) {
-      const error = { code: 'BREAKER_OPEN', message: `${provider.name}: circuit breaker open; skipped without a call` };
+      const error = { code: 'BREAKER_OPEN' satisfies ErrorCode, message: `${provider.name}: circuit breaker open; skipped without a call` };
       a.record({ step: 'breaker_skip', outcome: 'failed', provider: provider.name, errorCode: error.code, error: error.message });
       if (next) {
         switchTo(provider, next, 'breaker_open', error);
