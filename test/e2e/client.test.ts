@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventMessageKey, operationKey, parseAction } from '@singleshot/core';
 import { MemoryDeliveryStore, SendRejectedError, createClient, lookupDelivery, verifyDelivery, type RetryInfo } from '@singleshot/client';
 import type { Runtime } from '@singleshot/runtime';
-import { spawnApps, startTestRedis, testConfig, waitUntil, writeConfigFile, type AppProcess, type TestRedis } from '@singleshot/test-harness';
+import { spawnApps, startTestRedis, testConfig, waitForQueuesIdle, waitUntil, writeConfigFile, type AppProcess, type TestRedis } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
 
 // @singleshot/client against a real fleet (ingest, decision, delivery on a real
@@ -132,7 +132,7 @@ describe('@singleshot/client against a real fleet', () => {
     await waitUntil(() => sent(key), 'the operation to be sent', { timeoutMs: 60_000 });
     // The same id once more (a producer re-sending after a crash): a duplicate, never a second notification.
     expect((await client.send(event)).status).toBe('duplicate');
-    await waitUntil(async () => (await rt.queues.deliver.getJobCounts('waiting')).waiting === 0 || undefined, 'queues to drain');
+    await waitForQueuesIdle(rt.queues);
     expect(receiver.effects.filter((k) => k === key)).toHaveLength(1);
   });
 

@@ -8,6 +8,7 @@ import {
   startTestBackend,
   testBackendKind,
   testConfig,
+  waitForQueuesIdle,
   waitUntil,
   writeConfigFile,
   type AppProcess,
@@ -71,7 +72,7 @@ describe(`one event, many arrivals (${testBackendKind()} Redis)`, () => {
     expect((await Promise.all(later.map((r) => r.json() as Promise<{ status: string }>))).map((b) => b.status)).toEqual(Array(5).fill('duplicate'));
 
     // Give a wrongly re-created job every chance to run before counting.
-    await waitUntil(async () => (await Promise.all(rt.queues.deliverAll.map((q) => q.getJobCounts('waiting')))).every((c) => c.waiting === 0), 'queues to drain');
+    await waitForQueuesIdle(rt.queues);
     expect(sink.countFor(opKey)).toBe(1);
     expect(sink.requests).toHaveLength(1);
     const record = await rt.operations.get(opKey);
@@ -114,7 +115,7 @@ describe(`one event, many arrivals (${testBackendKind()} Redis)`, () => {
       e.recipients.map((recipient) => operationKey({ messageKey: eventMessageKey('shop', e.id), action: parseAction('notify'), recipient, channel: 'webhook' })),
     );
     await sink.waitFor((s) => ops.every((k) => s.accepted.has(k)), { timeoutMs: 60_000, what: '120 notifications' });
-    await waitUntil(async () => (await Promise.all([...rt.queues.decideAll, ...rt.queues.deliverAll].map((q) => q.getJobCounts('waiting', 'active', 'delayed')))).every((c) => (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) === 0), 'queues to drain');
+    await waitForQueuesIdle(rt.queues);
     expect(ops.map((k) => sink.countFor(k))).toEqual(Array(120).fill(1));
     expect(sink.requests.length - requestsBefore).toBe(120);
 

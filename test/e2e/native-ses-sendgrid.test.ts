@@ -7,6 +7,7 @@ import {
   startFakeSes,
   startTestRedis,
   testConfig,
+  waitForQueuesIdle,
   waitUntil,
   writeConfigFile,
   type AppProcess,
@@ -98,7 +99,7 @@ describe('SES → SendGrid chain of the seeds', () => {
     const recovered = await phase('recovered', 3);
     for (const key of recovered) expect(await sentBy(key)).toBe('ses');
 
-    await waitUntil(async () => (await rt.queues.deliver.getJobCounts('waiting', 'active', 'delayed')).waiting === 0, 'queues to drain');
+    await waitForQueuesIdle(rt.queues);
     for (const key of [...refused, ...unavailable, ...recovered]) {
       expect(copies(key)).toBe(1);
       const record = await rt.operations.get(key);

@@ -9,6 +9,7 @@ import {
   startHttpSink,
   startTestRedis,
   testConfig,
+  waitForQueuesIdle,
   waitUntil,
   writeConfigFile,
   type AppProcess,
@@ -129,7 +130,7 @@ describe('SIGTERM during a send', () => {
 
     const b = worker();
     await waitUntil(async () => (await rt.operations.get(queued.operationKey))?.status === 'sent', 'the queued job to be sent by the next worker');
-    await waitUntil(async () => (await rt.queues.deliver.getJobCounts('waiting', 'active', 'delayed')).waiting === 0, 'the queue to drain');
+    await waitForQueuesIdle(rt.queues);
     for (const op of [inFlight, queued]) {
       expect(sink.countFor(op.operationKey), op.recipient).toBe(1);
       expect(sink.accepted.get(op.operationKey)?.count, op.recipient).toBe(1);

@@ -15,3 +15,4 @@ export * from './relay-crash-run';
 export * from './postgres-server';
 export * from './rabbitmq-server';
 export * from './nats-server';
+export * from './queues-idle';
