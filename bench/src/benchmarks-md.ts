@@ -1,5 +1,6 @@
 import { markdownTables, ratios } from './report';
 import type { Summary } from './report';
+import { sourcesTable, type SourceRow } from './sources-table';
 import { SYSTEMS, type SystemId } from './systems';
 import { targetLines, type TargetCheck } from './targets';
 
@@ -18,6 +19,8 @@ export interface StoredResult {
   };
   summaries: Summary[];
   targets: TargetCheck[];
+  /** `--sources`: one row per way in, HTTP ingest beside the sources, measured the same way in the same run. */
+  sources?: SourceRow[];
 }
 
 /**
@@ -43,7 +46,21 @@ export function benchmarksMarkdown(result: StoredResult, resultsPath: string): s
     ...ratios(summaries, reference).map((l) => `- ${l}`),
     '',
     ...(targets.length ? ['Targets (docs/benchmarks.md), `singleshot start` in this run:', '', ...targetLines(targets).map((l) => `- ${l}`), ''] : []),
+    ...(result.sources?.length ? sourcesSection(result.sources) : []),
   ].join('\n');
+}
+
+function sourcesSection(rows: readonly SourceRow[]): string[] {
+  const first = rows[0];
+  const rate = first?.rate ? `published at ${first.rate} events/s` : 'published as fast as each origin confirmed';
+  return [
+    '## Sources',
+    '',
+    `Each way in on its own \`singleshot start\` (fresh Redis) and origin (docs/sources.md), after the rounds above: ${first?.events ?? 0} events, each published twice (an at-least-once producer), ${rate}. events/s is first publish → last notification at the sink; latency is publish → the provider's first POST.`,
+    '',
+    sourcesTable(rows),
+    '',
+  ];
 }
 
 /**

@@ -9,6 +9,8 @@ import { markdownTables, ratios, summarize } from './report';
 import { postgresVersion } from './servers';
 import { SYSTEMS, type SystemId } from './systems';
 import { checkTargets, targetLines } from './targets';
+import { measureSource } from './sources';
+import { parseSourceList, sourcesTable, SourceOptionError, type SourceKind, type SourceRow } from './sources-table';
 
 /**
  * `npm run bench [-- --quick]`: every system on the same workload, rounds
@@ -34,6 +36,11 @@ const OPTIONS = {
   // Diagnostic: Redis's automatic AOF rewrites off (AOF still on). Shows what
   // the rewrites cost; such a run judges no target and writes no BENCHMARKS.md.
   'no-aof-rewrite': { type: 'boolean', default: false },
+  sources: { type: 'boolean', default: false },
+  'source-list': { type: 'string' },
+  'source-events': { type: 'string' },
+  'source-rate': { type: 'string' },
+  'source-batch': { type: 'string' },
   'write-md': { type: 'boolean' },
   out: { type: 'string' },
   report: { type: 'string' },
@@ -53,6 +60,13 @@ const USAGE = `usage: npm run bench [-- options]
   --open-rate R           open loop at R notifications/s for every system, not at half of each one's maximum
   --open-seconds S --open-warm-seconds S   the open loop's measured seconds (15) and lead-in (10)
   --no-open-loop          saturated rounds only
+  --sources               then one row per way in (HTTP ingest, and each source: postgres-outbox, rabbitmq,
+                          nats, redis-streams), each on its own broker/DB and singleshot start; off by default
+                          (RabbitMQ alone takes 10-60 s to boot)
+  --source-list a,b       only these sources (http is always measured beside them)
+  --source-events N       events per source row, each published twice (default 2,000; --quick 300)
+  --source-rate R         publish at R events/s (default: as fast as the origin confirms)
+  --source-batch N        events per publish call: one confirm, transaction, pipeline, or N POSTs at once (50)
   --no-aof-rewrite        diagnostic: Redis's automatic AOF rewrites off; judges no target, writes no BENCHMARKS.md
   --write-md              write BENCHMARKS.md (default for a complete run: every system, rounds and open loops)
   --out FILE              where the JSON results go (default bench/results/<start time>.json)
@@ -117,7 +131,17 @@ const diagnostic = a['no-aof-rewrite'] === true ? 'AOF rewrites off (--no-aof-re
 if (diagnostic && a['write-md']) refuse(`--write-md refused: ${diagnostic}`);
 const processes = a.processes === undefined ? undefined : num('processes', a.processes, 1);
 const partial = whyPartial({ rounds, openRate, openLoops: !a['no-open-loop'], systems, processes });
+let sourceKinds: SourceKind[] = [];
+try {
+  sourceKinds = a.sources ? parseSourceList(a['source-list']) : [];
+} catch (err) {
+  if (err instanceof SourceOptionError) refuse(`--source-list: ${err.message}`);
+  throw err;
+}
+if (!a.sources && (a['source-list'] ?? a['source-events'] ?? a['source-rate'] ?? a['source-batch']) !== undefined) refuse('--source-list, --source-events, --source-rate and --source-batch need --sources');
 const common = { concurrency: num('concurrency', a.concurrency, 32), appendfsync, ...(diagnostic ? { aofRewrite: false } : {}), drainSeconds: quick ? 60 : 300, ...(processes !== undefined ? { processes } : {}) };
+const sourceRate = a['source-rate'] === undefined ? undefined : num('source-rate', a['source-rate'], 1);
+const sourceWorkload = { events: num('source-events', a['source-events'], quick ? 300 : 2000), recipients: workload.recipients, batch: num('source-batch', a['source-batch'], 50), ...(sourceRate ? { rate: sourceRate } : {}), concurrency: common.concurrency, appendfsync, drainSeconds: common.drainSeconds };
 
 function version(cmd: string, args: string[]): string {
   const out = spawnSync(cmd, args, { encoding: 'utf8' });
@@ -172,6 +196,16 @@ async function main(): Promise<void> {
       log(`  p95 by second sent: ${perSecond.join(' ')}${m.redis ? `; Redis forks ${m.redis.forks}, latency monitor ${JSON.stringify(m.redis.latencyMaxMs)}` : ''}`);
     }
   }
+  const sources: SourceRow[] = [];
+  if (sourceKinds.length > 0) {
+    const w = sourceWorkload;
+    log(`sources: ${w.events} events × ${w.recipients} recipients, each published twice, ${w.batch} per publish, ${w.rate ? `${w.rate} events/s` : 'as fast as the origin confirms'}`);
+    for (const kind of sourceKinds) {
+      const row = await measureSource(kind, w);
+      sources.push(row);
+      log(`source ${kind}: ${row.eventsPerSecond} events/s, p50/p95/p99 ${row.latencyMs.p50}/${row.latencyMs.p95}/${row.latencyMs.p99} ms, dup ${row.duplicates}, lost ${row.lost}`);
+    }
+  }
   const summaries = systems.map((s) => summarize(s, runs.get(s) ?? [], open.get(s)));
   const reference: SystemId = systems.includes('singleshot-start') ? 'singleshot-start' : (systems[0] as SystemId);
   const tables = markdownTables(summaries, reference, openRate);
@@ -179,12 +213,13 @@ async function main(): Promise<void> {
   log(tables);
   log('');
   for (const line of ratios(summaries, reference)) log(line);
+  if (sources.length > 0) log(`\n${sourcesTable(sources)}`);
   // A diagnostic run's figures are not the measured configuration's: no target is judged on them.
   const targets = diagnostic ? [] : checkTargets(summaries, { openLoopAtHalfMax: openRate === undefined });
   if (targets.length) log(`\ntargets (docs/benchmarks.md):\n${targetLines(targets).join('\n')}`);
   if (diagnostic) log(`\ntargets (docs/benchmarks.md): not judged (diagnostic: ${diagnostic})`);
   const env = { machine: { ...machine(), loadAverageAtStart: loadAtStart }, versions: versions() };
-  const result = { startedAt: started.toISOString(), quick, ...(diagnostic ? { diagnostic } : {}), workload, options: common, rounds, ...(openRate !== undefined ? { openRate } : {}), env, summaries, targets, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open) };
+  const result = { startedAt: started.toISOString(), quick, ...(diagnostic ? { diagnostic } : {}), workload, options: common, rounds, ...(openRate !== undefined ? { openRate } : {}), env, summaries, targets, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open), ...(sources.length > 0 ? { sources } : {}) };
   const dir = join(root, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const out = a.out ?? join(dir, quick ? 'quick-latest.json' : `${started.toISOString().replace(/[:.]/g, '-')}.json`);

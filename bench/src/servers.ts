@@ -42,7 +42,8 @@ export async function freePort(): Promise<number> {
   throw new Error(`bench: no free loopback port in ${floor}–${ceiling - 1} after 100 tries`);
 }
 
-function canConnect(port: number): Promise<boolean> {
+/** Whether a TCP connect to the loopback port is answered. */
+export function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = new Socket();
     const done = (ok: boolean) => {
@@ -55,16 +56,18 @@ function canConnect(port: number): Promise<boolean> {
   });
 }
 
-async function waitFor(what: string, ok: () => Promise<boolean>, child?: ChildProcess): Promise<void> {
-  for (let i = 0; i < 300; i++) {
+/** Polls `ok` every 100 ms for up to `seconds`; fails early when `child` exits. */
+export async function waitFor(what: string, ok: () => Promise<boolean>, child?: ChildProcess, seconds = 30): Promise<void> {
+  for (let i = 0; i < seconds * 10; i++) {
     if (await ok()) return;
     if (child && child.exitCode !== null) throw new Error(`bench: ${what} exited with ${child.exitCode}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`bench: ${what} did not start within 30 s`);
+  throw new Error(`bench: ${what} did not start within ${seconds} s`);
 }
 
-const exited = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
+/** Resolves once the child has exited (at once if it already has). */
+export const exited = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
 
 export interface BenchServer {
   url: string;

@@ -40,7 +40,7 @@ async function waitHealthy(url: string, children: ChildProcess[]): Promise<void>
 /** dist/ holds the bundles (npm run bench builds first); from source (vitest) it is the repo's dist/. */
 const DIST = existsSync(join(__dirname, '..', 'apps')) ? resolve(__dirname, '..') : resolve(__dirname, '../../dist');
 
-function singleshotConfig(dir: string, redisUrl: string, ports: { ingest: number; decision: number; delivery: number }, sinkPort: number, concurrency: number): string {
+function singleshotConfig(dir: string, redisUrl: string, ports: { ingest: number; decision: number; delivery: number }, sinkPort: number, concurrency: number, sources: readonly Record<string, unknown>[] = []): string {
   const file = join(dir, 'singleshot.config.json');
   writeFileSync(
     file,
@@ -66,13 +66,15 @@ function singleshotConfig(dir: string, redisUrl: string, ports: { ingest: number
       providers: {
         webhook: [{ name: 'sink', type: 'http', url: `http://127.0.0.1:${sinkPort}/send`, lookupUrl: `http://127.0.0.1:${sinkPort}/messages`, timeoutMs: 5000 }],
       },
+      // The bench's `--sources` rows: `singleshot start` runs the relay in process when this has an entry.
+      ...(sources.length > 0 ? { sources } : {}),
     }),
   );
   return file;
 }
 
 /** Starts one system with its own fresh store, its ingest on a free port, posting to the sink. */
-export async function startSystem(id: SystemId, opts: { sinkPort: number; concurrency: number; appendfsync: 'everysec' | 'always'; aofRewrite?: boolean; processes?: number }): Promise<RunningSystem> {
+export async function startSystem(id: SystemId, opts: { sinkPort: number; concurrency: number; appendfsync: 'everysec' | 'always'; aofRewrite?: boolean; processes?: number; sources?: readonly Record<string, unknown>[] }): Promise<RunningSystem> {
   const def = SYSTEMS.find((s) => s.id === id);
   if (!def) throw new Error(`bench: unknown system ${id}`);
   const store = def.store === 'postgres' ? { ...(await startPostgres()), kind: 'postgres' as const } : { ...(await startRedis(opts.appendfsync, opts.aofRewrite)), kind: 'redis' as const };
@@ -85,7 +87,7 @@ export async function startSystem(id: SystemId, opts: { sinkPort: number; concur
     if (id === 'singleshot-start' || id === 'singleshot-split') {
       dir = mkdtempSync(join(tmpdir(), 'singleshot-bench-fleet-'));
       const ports = { ingest: port, decision: await freePort(), delivery: await freePort() };
-      const config = singleshotConfig(dir, store.url, ports, opts.sinkPort, opts.concurrency);
+      const config = singleshotConfig(dir, store.url, ports, opts.sinkPort, opts.concurrency, opts.sources);
       // Every app's /metrics: in one process the ingest port serves all of them, else each its own.
       metricsUrls.push(`${ingestUrl}/metrics`, `http://127.0.0.1:${ports.decision}/metrics`, `http://127.0.0.1:${ports.delivery}/metrics`);
       const groups = id === 'singleshot-split' ? ['ingest', 'decision', 'delivery'] : [undefined];
