@@ -1,5 +1,5 @@
 import type { DeadReason, DeliverJobData, ErrorCode } from '@singleshot/core';
-import { ensureDeadRecord, type DeadJobData } from '@singleshot/queues';
+import { endDead, ensureDeadRecord, type DeadJobData } from '@singleshot/queues';
 import type { OperationStore } from '@singleshot/store';
 
 /** What ending an operation before any send needs: the store's claim and fenced commit, and the DLQ. */
@@ -17,8 +17,8 @@ const INVALID_RECIPIENT_CODE: ErrorCode = 'INVALID_RECIPIENT';
 
 /**
  * Ends an operation whose recipient the channel can never take as `dead`
- * with reason `invalid_recipient`, the same way delivery ends a permanent
- * failure: claim (lock and fence), fenced commit `dead` with the journal
+ * with reason `invalid_recipient`, through the same dead ending as delivery
+ * (`endDead`): claim (lock and fence), fenced commit `dead` with the journal
  * entry, then the DLQ record (idempotent by operation key). No deliver job is
  * enqueued, so no provider is ever called. A redelivered decide job finds the
  * operation terminal and only re-adds the record; a lock held elsewhere is
@@ -38,21 +38,13 @@ export async function deadOnArrival(job: DeliverJobData, problem: string, deps: 
   });
   if (claim.kind === 'conflict') throw new Error(`operation ${job.operationKey} is locked elsewhere; the decide job retries`);
   if (claim.kind === 'claimed') {
-    const committed = await deps.operations.commit({
-      operationKey: job.operationKey,
-      fence: claim.fence,
-      outcome: 'dead',
-      messageKey: job.messageKey,
-      recipient: job.recipient,
-      channel: job.channel,
-      error,
-      reason: INVALID_RECIPIENT,
-      history: { at: now(), attempt: claim.attempts, fence: claim.fence, outcome: 'dead', errorCode: error.code, error: error.message, note: 'checked at fan-out; no provider called' },
-    });
-    if (committed.kind === 'stale') throw new Error(`operation ${job.operationKey} was taken over; the decide job retries`);
+    const history = { at: now(), attempt: claim.attempts, fence: claim.fence, outcome: 'dead' as const, errorCode: error.code, error: error.message, note: 'checked at fan-out; no provider called' };
+    const ended = await endDead({ ...deps, now }, { job, fence: claim.fence, reason: INVALID_RECIPIENT, error, history });
+    if (ended.kind === 'stale') throw new Error(`operation ${job.operationKey} was taken over; the decide job retries`);
+    return;
   }
-  // 'terminal' (dead before: a redelivered decide job) or 'duplicate' (sent by an
-  // older version without the check): the record below is a no-op or absent.
+  // 'terminal' (dead before: a redelivered decide job) re-adds its record (a no-op
+  // when it is there); 'duplicate' (sent by an older version without the check) has none.
   if (claim.kind === 'duplicate') return;
   await ensureDeadRecord({ ...deps, operations: deps.operations, now }, { operationKey: job.operationKey, job, reason: INVALID_RECIPIENT, error });
 }

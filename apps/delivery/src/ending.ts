@@ -1,7 +1,7 @@
 import { retryDelayMs, type DeadReason, type DeliverJobData } from '@singleshot/core';
 import type { CommitInput } from '@singleshot/store';
 import type { ClaimedAttempt } from './attempt';
-import { ensureDeadRecord } from '@singleshot/queues';
+import { endDead } from '@singleshot/queues';
 import type { DeliverDeps, DeliverOutcome, DeliveryResult, DocumentDeps, Ending, ErrorInfo } from './deliver-types';
 
 /** How long a released operation waits before its next claim. */
@@ -74,11 +74,16 @@ export async function finish(a: ClaimedAttempt, ending: Ending): Promise<Deliver
   }
 }
 
+/** Ends dead through the shared path (fenced commit, then the DLQ record), counted in between as before. */
 async function dead(a: ClaimedAttempt, reason: DeadReason, error: ErrorInfo, provider?: string): Promise<DeliverOutcome> {
-  if ((await commit(a, 'dead', { reason, error, provider })) === 'stale') return stale(a, provider);
-  a.deps.metrics.dead.inc({ channel: a.job.channel, reason });
-  count(a, 'dead', provider);
-  await ensureDeadRecord(a.deps, { operationKey: a.job.operationKey, job: a.job, reason, error });
+  const result = await endDead(a.deps, { job: a.job, fence: a.claim.fence, reason, error, provider, history: a.history }, () => {
+    a.deps.metrics.dead.inc({ channel: a.job.channel, reason });
+    count(a, 'dead', provider);
+  });
+  if (result.kind === 'stale') {
+    superseded(a, 'dead', result.currentFence);
+    return stale(a, provider);
+  }
   a.log.warn({ event: 'operation_dead', reason, error }, 'operation dead; recorded in the DLQ');
   return { kind: 'dead', reason };
 }
@@ -104,11 +109,13 @@ async function commit(a: ClaimedAttempt, outcome: CommitInput['outcome'], extra:
     history: a.history,
     ...extra,
   });
-  if (result.kind === 'stale') {
-    deps.metrics.staleCommits.inc({ queue: 'deliver' });
-    a.log.warn({ event: 'fence_superseded', outcome, currentFence: result.currentFence }, 'commit rejected: fence superseded by a later claim');
-  }
+  if (result.kind === 'stale') superseded(a, outcome, result.currentFence);
   return result.kind;
+}
+
+function superseded(a: ClaimedAttempt, outcome: CommitInput['outcome'], currentFence: string): void {
+  a.deps.metrics.staleCommits.inc({ queue: 'deliver' });
+  a.log.warn({ event: 'fence_superseded', outcome, currentFence }, 'commit rejected: fence superseded by a later claim');
 }
 
 /**

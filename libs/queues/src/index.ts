@@ -9,3 +9,4 @@ export * from './replay-list';
 export * from './replay-requeue';
 export * from './replay-documents';
 export * from './dead-record';
+export * from './dead-ending';
