@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { benchmarksMarkdown, type StoredResult } from './benchmarks-md';
 import { parseSourceList, SourceOptionError, sourcesTable, SOURCE_KINDS, type SourceRow } from './sources-table';
 
 const row = (kind: SourceRow['kind'], eventsPerSecond: number, p95: number): SourceRow => ({
@@ -36,5 +37,29 @@ describe('sources table', () => {
 
   it('shows no ratio without an HTTP row', () => {
     expect(sourcesTable([row('rabbitmq', 800, 30)]).split('\n')[2]).toContain('| 800 | — |');
+  });
+});
+
+describe('BENCHMARKS.md', () => {
+  const result = (sources?: SourceRow[]): StoredResult => ({
+    startedAt: '2026-12-03T00:00:00.000Z',
+    workload: { events: 10, recipients: 2, dup: 3, inFlight: 4 },
+    options: { concurrency: 4, appendfsync: 'everysec' },
+    rounds: 1,
+    env: { machine: { cpus: 2, cpuModel: 'test', memoryGiB: 1, loadAverage: '0', loadAverageAtStart: '0' }, versions: {} },
+    summaries: [],
+    targets: [],
+    ...(sources ? { sources } : {}),
+  });
+
+  it('has a Sources section with the table when the run measured sources', () => {
+    const rows = [row('http', 1000, 20), row('rabbitmq', 800, 30)];
+    const md = benchmarksMarkdown(result(rows), 'bench/results/x.json');
+    expect(md).toContain('## Sources');
+    expect(md).toContain(sourcesTable(rows));
+  });
+
+  it('has none when it did not', () => {
+    expect(benchmarksMarkdown(result(), 'bench/results/x.json')).not.toContain('## Sources');
   });
 });
