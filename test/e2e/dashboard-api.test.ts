@@ -9,6 +9,7 @@ import {
   startHttpSink,
   startTestRedis,
   testConfig,
+  waitForQueuesIdle,
   waitUntil,
   writeConfigFile,
   type AppProcess,
@@ -216,7 +217,7 @@ describe('replay', () => {
     const unknown = await api(`/dlq/${'d'.repeat(64)}/replay`, { method: 'POST' });
     expect(unknown.status).toBe(404);
     expect((unknown.body.error as Json).code).toBe('NOT_FOUND');
-    await waitUntil(async () => (await rt.queues.deliver.getJobCounts('waiting', 'active', 'delayed')).waiting === 0, 'the queue to drain');
+    await waitForQueuesIdle(rt.queues);
     expect(sink.requests.length).toBe(posts);
     expect(sink.accepted.get(deadKey)?.count).toBe(1);
     expect(sink.accepted.get(sentKey)?.count).toBe(1);
@@ -306,9 +307,12 @@ describe('starting', () => {
     let stdout = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     const exited = new Promise<number | null>((r) => child.once('exit', r));
-    const line = await waitUntil(() => stdout.split('\n').find((l) => l.includes('"dashboard listening"')), 'the standalone dashboard');
-    const port = (JSON.parse(line) as { port: number; app: string }).port;
-    expect((JSON.parse(line) as { app: string }).app).toBe('dashboard');
+    const line = await waitUntil(
+      () => stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { event?: string; port: number; app: string }).find((l) => l.event === 'dashboard_listening'),
+      'the standalone dashboard',
+    );
+    const port = line.port;
+    expect(line.app).toBe('dashboard');
     expect((await fetch(`http://127.0.0.1:${port}/admin/api/dlq`, { headers: AUTH })).status).toBe(200);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

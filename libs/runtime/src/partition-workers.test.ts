@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverJob } from '@singleshot/test-jobs';
 import { enqueueDeliveries, openQueues, QUEUES } from '@singleshot/queues';
 import { KeyBuilder, createRedis, type RedisClient } from '@singleshot/store';
-import { startTestRedis, waitUntil, type TestRedis } from '@singleshot/test-harness';
+import { startTestRedis, waitForQueuesIdle, waitUntil, type TestRedis } from '@singleshot/test-harness';
 import { PartitionWorkers, consumedPartitions } from './partition-workers';
 
 let server: TestRedis;
@@ -60,7 +60,8 @@ describe('queue partitions', () => {
     );
     expect(workers.workers).toHaveLength(5);
     await waitUntil(() => ran.length >= 60, 'every job to run', { timeoutMs: 30_000 });
-    await waitUntil(async () => (await oldQueues.deliver.getJobCounts('waiting', 'active')).waiting === 0, 'the old layout to drain');
+    await waitForQueuesIdle(oldQueues, { what: 'the old layout to drain' });
+    await waitForQueuesIdle(newQueues, { what: 'the new layout to drain' });
     await workers.close();
     expect(ran.sort()).toEqual([...before, ...after].map((j) => j.operationKey).sort());
     await oldQueues.close();
@@ -93,7 +94,7 @@ describe('queue partitions', () => {
     );
     expect(opened).toBe(0);
     await waitUntil(() => ran.length >= jobs.length, 'every job to run', { timeoutMs: 30_000 });
-    await waitUntil(async () => (await Promise.all(queues.deliverAll.map((q) => q.getJobCounts('active')))).every((c) => c.active === 0), 'the jobs to complete');
+    await waitForQueuesIdle(queues, { what: 'the jobs to complete' });
     await workers.close();
     expect(ran.sort()).toEqual(jobs.map((j) => j.operationKey).sort());
     expect(await redis.get('shared:ran')).toBe(String(jobs.length));
