@@ -147,8 +147,8 @@ describe('the dashboard in a browser', () => {
     expect(journal[1]?.fields).toMatchObject({ by: USER, via: 'dashboard', op: deadKey });
     expect(sink.accepted.get(deadKey)?.count).toBe(1);
     expect(await rt.queues.dead.getWaitingCount()).toBe(0);
-    expect(fleet.logs).toContainEqual(expect.objectContaining({ msg: 'board action', who: USER, method: 'PUT', path: `/api/queues/dead/${deadKey}/retry` }));
-    expect(fleet.logs).toContainEqual(expect.objectContaining({ msg: 'replay requested', who: USER, via: 'dashboard', result: 'replayed', operationKey: deadKey }));
+    expect(fleet.logs).toContainEqual(expect.objectContaining({ event: 'board_action', who: USER, method: 'PUT', path: `/api/queues/dead/${deadKey}/retry` }));
+    expect(fleet.logs).toContainEqual(expect.objectContaining({ event: 'replay_requested', who: USER, via: 'dashboard', result: 'replayed', operationKey: deadKey }));
     expect(existsSync(join(ARTIFACTS, 'dashboard-dlq.png'))).toBe(true);
   });
 });

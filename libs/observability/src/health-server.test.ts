@@ -30,7 +30,7 @@ describe('startHealthServer', () => {
     const { server, metrics, logLines, base } = await start(async () => ({ ok: true, checks: { redis: 'ok', workers: 'ok' } }));
     expect(server.port).toBeGreaterThan(0);
     expect(logLines.map((l) => JSON.parse(l) as Record<string, unknown>)).toContainEqual(
-      expect.objectContaining({ msg: 'health server listening', port: server.port }),
+      expect.objectContaining({ event: 'health_server_listening', port: server.port }),
     );
 
     const health = await fetch(`${base}/healthz`);
