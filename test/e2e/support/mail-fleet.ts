@@ -18,6 +18,7 @@ import {
   startHttpSink,
   startTestRedis,
   testConfig,
+  waitForQueuesIdle,
   waitUntil,
   writeConfigFile,
   type AppProcess,
@@ -217,16 +218,7 @@ export async function startMailFleet(options: MailFleetOptions): Promise<MailFle
           { timeoutMs },
         ),
       waitQuiet: async (timeoutMs = 60_000) => {
-        await waitUntil(
-          async () => {
-            const counts = await Promise.all(
-              [runtime.queues.decide, runtime.queues.deliver].map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized')),
-            );
-            return counts.every((c) => Object.values(c).every((n) => n === 0));
-          },
-          'the decide and deliver queues to drain',
-          { timeoutMs },
-        );
+        await waitForQueuesIdle(runtime.queues, { timeoutMs, what: 'the decide and deliver queues to drain' });
       },
       stop: async () => {
         await Promise.all(extra.map((p) => p.stop()));
