@@ -12,6 +12,7 @@ const SLOW = [
   'libs/mail/src/imap/imap-source.test.ts', // Dovecot
   'libs/outbox/src/enqueue.test.ts', // PostgreSQL
   'bench/src/bench.test.ts', // the benchmarked systems, PostgreSQL among them
+  'bench/src/sources.test.ts', // a fleet per source, with PostgreSQL, RabbitMQ and NATS
 ];
 
 export default defineConfig({
