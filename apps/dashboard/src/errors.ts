@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { SingleshotError } from '@singleshot/core';
+import { SingleshotError, type ErrorCode } from '@singleshot/core';
 import { sendError } from '@singleshot/http';
 import type { Logger } from '@singleshot/observability';
 
@@ -9,9 +9,10 @@ import type { Logger } from '@singleshot/observability';
  * the ingest API.
  */
 export class ApiError extends SingleshotError {
+  declare readonly code: ErrorCode;
   constructor(
     readonly status: number,
-    code: string,
+    code: ErrorCode,
     message: string,
     readonly details?: unknown,
   ) {

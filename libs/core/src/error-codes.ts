@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   UNSUPPORTED_MEDIA_TYPE: 'a webhook body has the wrong content type',
   INVALID_PAYLOAD: 'a webhook body or a provider payload cannot be read or built',
   NOT_FOUND: 'no such route, document, operation or message',
+  NOT_REPLAYABLE: 'a replay was asked for an operation that is not dead or suppressed (409)',
   METHOD_NOT_ALLOWED: 'the health server does not take this method',
   INTERNAL: 'unexpected server error; the request was not confirmed, retry',
   STORE_UNAVAILABLE: 'Redis (or the document store) did not confirm the write; retry later',

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { ErrorCode } from '@singleshot/core';
 import { sendJson } from './send-json';
 
 /**
@@ -6,8 +7,9 @@ import { sendJson } from './send-json';
  * dashboard admin API): `{ "error": { "code", "message", "details" } }`.
  * `code` is stable (clients branch on it), `message` is for people, `details`
  * is present only when there is something to list (e.g. invalid fields).
- * Headers set before (`Retry-After`, `WWW-Authenticate`) are kept.
+ * Headers set before (`Retry-After`, `WWW-Authenticate`) are kept. `code` is
+ * one of ERROR_CODES (listed in docs/contract.md).
  */
-export function sendError(res: ServerResponse, status: number, code: string, message: string, details?: unknown): void {
+export function sendError(res: ServerResponse, status: number, code: ErrorCode, message: string, details?: unknown): void {
   sendJson(res, status, { error: details === undefined ? { code, message } : { code, message, details } });
 }

@@ -66,7 +66,7 @@ export function dlqRoutes(deps: AdminApiDeps): Router {
     const { who } = principalOf(res);
     const outcome = await deps.replay(key, { who, via: 'api' });
     const { status, message } = answerOf(outcome);
-    if (status >= 400) throw new ApiError(status, outcome.result.toUpperCase(), `${key}: ${message}`, outcome);
+    if (status >= 400) throw new ApiError(status, outcome.result === 'not_found' ? 'NOT_FOUND' : 'NOT_REPLAYABLE', `${key}: ${message}`, outcome);
     res.status(status).json({ ...outcome, message, by: who });
   });
 

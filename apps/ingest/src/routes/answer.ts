@@ -27,7 +27,7 @@ export async function answerAccepted(ctx: IngestContext, res: ServerResponse, me
     if (err instanceof StoreUnavailableError) {
       ctx.logger.warn({ event: 'intake_store_unavailable', messageKey, err: { code: err.code, message: err.message } }, 'not accepted: Redis unavailable');
       res.setHeader('retry-after', '1');
-      return sendError(res, 503, err.code, 'the event could not be stored; retry later');
+      return sendError(res, 503, 'STORE_UNAVAILABLE', 'the event could not be stored; retry later');
     }
     throw err;
   }

@@ -19,7 +19,7 @@ import {
   type WebhookRequest,
 } from '@singleshot/mail';
 import type { KeyBuilder } from '@singleshot/store';
-import { PermanentError, ValidationError, describeError } from '@singleshot/core';
+import { PermanentError, ValidationError, describeError, type ErrorCode } from '@singleshot/core';
 import { sendError } from '@singleshot/http';
 import { StoreUnavailableError } from '@singleshot/intake';
 
@@ -83,7 +83,7 @@ export function providerWebhookRouter(deps: ProviderWebhookDeps): Router {
   const now = deps.now ?? Date.now;
   const rawBody = express.raw({ type: () => true, limit: deps.maxBodyBytes ?? 26 * 1024 * 1024 });
 
-  const refuse = (res: Response, provider: string, status: number, code: string, message: string, details?: unknown) => {
+  const refuse = (res: Response, provider: string, status: number, code: ErrorCode, message: string, details?: unknown) => {
     deps.onRefused?.(provider, code);
     sendError(res, status, code, message, details);
   };

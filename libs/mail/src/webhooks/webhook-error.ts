@@ -23,6 +23,7 @@ export type WebhookErrorCode =
 export const AUTH_ERROR_CODES: ReadonlySet<WebhookErrorCode> = new Set(['UNAUTHORIZED', 'BAD_SIGNATURE', 'STALE_TIMESTAMP', 'REPLAYED_TOKEN']);
 
 export class WebhookError extends SingleshotError {
+  declare readonly code: WebhookErrorCode;
   readonly details: unknown;
   constructor(code: WebhookErrorCode, message: string, details?: unknown) {
     super(message, code);
