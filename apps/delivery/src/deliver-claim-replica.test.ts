@@ -29,7 +29,7 @@ const provider: Provider = {
   close: async () => undefined,
 };
 
-function deps(replicateClaim: DeliverDeps['replicateClaim'], leaseMs = 300): DeliverDeps {
+function deps(replicateClaim: DeliverDeps['replicateClaim'], leaseMs = 5000): DeliverDeps {
   return {
     operations: ops,
     providers: () => [provider],
@@ -73,7 +73,8 @@ describe('claim replication before the send', () => {
     order.length = 0;
     const job = deliverJob(`cr-b-${Date.now()}`, { route: 'orders' });
     const failed = Object.assign(new Error('only 0 of 1 replica(s) acknowledged the write in time'), { code: 'REPLICA_WAIT_TIMEOUT' });
-    await expect(deliver(job, deps(async () => Promise.reject(failed)))).rejects.toBe(failed);
+    // A short lease for the claim that is not confirmed, so the next claim comes soon.
+    await expect(deliver(job, deps(async () => Promise.reject(failed), 300))).rejects.toBe(failed);
     expect(order).toEqual([]);
     // The claim that was not confirmed holds its lease; once it runs out the next
     // claim finds `sending`, asks the provider (not found) and sends.
