@@ -66,7 +66,8 @@ const USAGE = `usage: npm run bench [-- options]
   --source-list a,b       only these sources (http is always measured beside them)
   --source-events N       events per source row, each published twice (default 2,000; --quick 300)
   --source-rate R         publish at R events/s (default: as fast as the origin confirms)
-  --source-batch N        events per publish call: one confirm, transaction, pipeline, or N POSTs at once (50)
+  --source-batch N        events per publish call: one confirm, transaction, pipeline, or N POSTs at once
+                          (50; with --source-rate, 1/20 of a second's events, so the pace is not 50-event bursts)
   --no-aof-rewrite        diagnostic: Redis's automatic AOF rewrites off; judges no target, writes no BENCHMARKS.md
   --write-md              write BENCHMARKS.md (default for a complete run: every system, rounds and open loops)
   --out FILE              where the JSON results go (default bench/results/<start time>.json)
@@ -141,7 +142,7 @@ try {
 if (!a.sources && (a['source-list'] ?? a['source-events'] ?? a['source-rate'] ?? a['source-batch']) !== undefined) refuse('--source-list, --source-events, --source-rate and --source-batch need --sources');
 const common = { concurrency: num('concurrency', a.concurrency, 32), appendfsync, ...(diagnostic ? { aofRewrite: false } : {}), drainSeconds: quick ? 60 : 300, ...(processes !== undefined ? { processes } : {}) };
 const sourceRate = a['source-rate'] === undefined ? undefined : num('source-rate', a['source-rate'], 1);
-const sourceWorkload = { events: num('source-events', a['source-events'], quick ? 300 : 2000), recipients: workload.recipients, batch: num('source-batch', a['source-batch'], 50), ...(sourceRate ? { rate: sourceRate } : {}), concurrency: common.concurrency, appendfsync, drainSeconds: common.drainSeconds };
+const sourceWorkload = { events: num('source-events', a['source-events'], quick ? 300 : 2000), recipients: workload.recipients, batch: num('source-batch', a['source-batch'], sourceRate ? Math.max(1, Math.round(sourceRate / 20)) : 50), ...(sourceRate ? { rate: sourceRate } : {}), concurrency: common.concurrency, appendfsync, drainSeconds: common.drainSeconds };
 
 function version(cmd: string, args: string[]): string {
   const out = spawnSync(cmd, args, { encoding: 'utf8' });
