@@ -1,8 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import { freePort, waitUntil } from './free-port';
 
 /** A throwaway PostgreSQL for one suite: `initdb` in a temp dir, a free loopback port (as bench/ starts its peer). */
@@ -23,17 +23,23 @@ function postgresBin(name: string): string {
   throw new Error(`${name} not found under ${root} (install Debian's postgresql package)`);
 }
 
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = new Socket();
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(500, () => done(false));
-    socket.once('error', () => done(false));
-    socket.connect(port, '127.0.0.1', () => done(true));
-  });
+/**
+ * True once the server answers a query: a listening socket is not enough, a
+ * server still starting up accepts the connection and then refuses it ("the
+ * database system is starting up").
+ */
+async function answers(port: number): Promise<boolean> {
+  const client = new Client({ host: '127.0.0.1', port, user: 'test', database: 'postgres', connectionTimeoutMillis: 1000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 const exited = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
@@ -61,8 +67,8 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   const child = spawn(cmd, args, { stdio: 'ignore' });
   await waitUntil(async () => {
     if (child.exitCode !== null) throw new Error(`postgres exited with ${child.exitCode}`);
-    return canConnect(port);
-  }, 'postgres to listen', { timeoutMs: 30_000, intervalMs: 100 });
+    return answers(port);
+  }, 'postgres to answer queries', { timeoutMs: 30_000, intervalMs: 100 });
   return {
     url: `postgres://test@127.0.0.1:${port}/postgres`,
     port,
