@@ -5,6 +5,7 @@ import {
   freePort,
   startFaultProxy,
   startTestRedis,
+  waitForQueuesIdle,
   waitUntil,
   writeConfigFile,
   type FaultProxy,
@@ -141,15 +142,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       await new Promise((r) => setTimeout(r, 500));
     }
     // Let queued redeliveries of finished operations run, so a late duplicate would still be seen.
-    await waitUntil(
-      async () => {
-        if (limit.signal.aborted) return true;
-        const counts = await Promise.all([rt.queues.decide, rt.queues.deliver].map((q) => q.getJobCounts('waiting', 'active', 'delayed')));
-        return counts.every((c) => (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) === 0);
-      },
-      'the queues to drain',
-      { timeoutMs: 60_000, intervalMs: 250 },
-    ).catch(() => log('queues did not drain within 60 s; checking anyway'));
+    await waitForQueuesIdle(rt.queues, { timeoutMs: 60_000, intervalMs: 250, signal: limit.signal }).catch(() =>
+      log('queues did not drain within 60 s; checking anyway'),
+    );
     await new Promise((r) => setTimeout(r, 1000));
 
     log('checking');

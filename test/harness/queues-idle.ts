@@ -24,15 +24,22 @@ export interface PendingQueues {
 /**
  * Waits until no job is waiting, active, delayed, prioritized or waiting for
  * children on any partition of `queues`. On timeout the error names the queues
- * that still held jobs, with their counts.
+ * that still held jobs, with their counts. An aborted `signal` ends the wait
+ * at once, without an error (a run that is being stopped).
  */
 export async function waitForQueuesIdle(
   queues: PendingQueues,
-  { timeoutMs = 60_000, intervalMs = 50, what = 'the queues to drain' }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+  {
+    timeoutMs = 60_000,
+    intervalMs = 50,
+    what = 'the queues to drain',
+    signal,
+  }: { timeoutMs?: number; intervalMs?: number; what?: string; signal?: AbortSignal } = {},
 ): Promise<void> {
   const list = [...queues.decideAll, ...queues.deliverAll, ...(queues.render ? [queues.render] : [])];
   await waitUntil(
     async () => {
+      if (signal?.aborted) return true;
       const counts = await Promise.all(list.map(async (q) => ({ name: q.name, counts: await q.getJobCounts(...PENDING_STATES) })));
       const busy = counts.filter(({ counts }) => Object.values(counts).some((n) => n > 0));
       // Thrown, so waitUntil's timeout error says what was left.
