@@ -19,6 +19,11 @@ export default defineConfig({
   ...base,
   test: {
     ...base.test,
+    // One module graph per worker instead of one per file: importing BullMQ,
+    // the AWS SDK and the rest anew for each file was most of the run. Each
+    // test still starts its own redis-server; `npm test` keeps isolation, so a
+    // test that leaned on another file's module state would still fail there.
+    isolate: false,
     include: ['libs/**/*.test.ts', 'apps/**/*.test.ts', 'bench/**/*.test.ts', 'test/chaos/checker.test.ts', 'test/chaos/fault-proxy.test.ts', 'test/tools/**/*.test.ts'],
     exclude: ['node_modules/**', '**/*.bench.test.ts', ...SLOW],
   },
