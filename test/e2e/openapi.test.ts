@@ -132,6 +132,7 @@ describe('OpenAPI documents against live answers', () => {
       await call(dashboard, 'POST', `/admin/api/dlq/${opKey}/replay`, auth),
       await call(dashboard, 'POST', `/admin/api/dlq/${unknown}/replay`, auth),
       await call(dashboard, 'GET', '/admin/api/journal', auth),
+      await call(dashboard, 'GET', '/admin/api/sources', auth),
       await call(dashboard, 'GET', '/admin/api/dlq'),
       await call(dashboard, 'GET', '/healthz'),
       await call(dashboard, 'GET', '/readyz'),

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ import { loadConfig } from '@singleshot/config';
 import { eventMessageKey, operationKey, parseAction } from '@singleshot/core';
 import { enqueue, outboxDdl } from '@singleshot/outbox';
 import {
+  CLI_MAIN,
   REPO_ROOT,
   spawnApps,
   startHttpSink,
@@ -132,6 +134,18 @@ describe('docs/sources.md examples', () => {
     }, 'every lag at zero', { timeoutMs: 30_000, intervalMs: 500 });
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(text.match(/^singleshot_source_lag\{source="[a-z-]+"\} 0$/gm)?.length).toBe(4);
+    // `singleshot queues` lists every configured source with what its relay last reported.
+    const listed = await waitUntil(() => {
+      const out = spawnSync(process.execPath, [CLI_MAIN, 'queues', '--json', '--config', configFile], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 });
+      const rows = (JSON.parse(out.stdout) as { sources: Array<{ source: string; type: string; state: string; lag: number | null }> }).sources;
+      return rows.every((r) => r.state === 'reachable' && r.lag === 0) ? rows : undefined;
+    }, 'queues to list every source reachable with lag 0', { timeoutMs: 30_000, intervalMs: 1_000 });
+    expect(listed.map((r) => [r.source, r.type]).sort()).toEqual([
+      ['orders-js', 'nats'],
+      ['orders-outbox', 'postgres-outbox'],
+      ['orders-queue', 'rabbitmq'],
+      ['orders-stream', 'redis-streams'],
+    ]);
 
     await amqp.close();
     await nc.close();

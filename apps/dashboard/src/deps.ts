@@ -1,6 +1,6 @@
 import type { Logger } from '@singleshot/observability';
 import type { Queues } from '@singleshot/queues';
-import type { DocumentStateStore, JournalReader, MessageStore, OperationStore } from '@singleshot/store';
+import type { DocumentStateStore, JournalReader, MessageStore, OperationStore, SourceRow } from '@singleshot/store';
 import type { Replay } from './replay';
 
 /** What the admin API reads and does; narrow, so tests can hand in small pieces. */
@@ -13,5 +13,7 @@ export interface AdminApiDeps {
   replay: Replay;
   /** Operations waiting for their documents, and the documents' state; none: `/waiting` answers 404. */
   documents?: Pick<DocumentStateStore, 'waiting' | 'get'>;
+  /** The configured sources with their last reports; none: `/sources` lists nothing. */
+  sources?: { list(): Promise<SourceRow[]> };
   logger: Logger;
 }

@@ -22,7 +22,7 @@ const statuses = ['pending', 'sending', 'sent', 'failed', 'in_doubt', 'dead', 's
  */
 export const ADMIN_OPENAPI = {
   openapi: '3.1.0',
-  info: { title: 'singleshot admin API', version: '1', description: 'What happened to a notification, the dead-letter queue and its replay, the journal.' },
+  info: { title: 'singleshot admin API', version: '1', description: 'What happened to a notification, the dead-letter queue and its replay, the journal, the sources.' },
   components: {
     schemas: {
       Error: errorSchema,
@@ -179,6 +179,39 @@ export const ADMIN_OPENAPI = {
           '200': json(
             { type: 'object', required: ['from', 'to', 'limit', 'count', 'entries'], properties: { from: { type: 'string', format: 'date-time' }, to: { type: 'string', format: 'date-time' }, limit: { type: 'integer' }, count: { type: 'integer' }, entries: { type: 'array', items: ref('JournalEntry') } } },
             'Entries',
+          ),
+          ...common,
+        },
+      },
+    },
+    '/admin/api/sources': {
+      get: {
+        tags: ['sources'],
+        summary: 'Every configured source with what a relay last reported of it',
+        responses: {
+          '200': json(
+            {
+              type: 'object',
+              required: ['sources'],
+              properties: {
+                sources: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['source', 'type', 'state', 'lag', 'reportedAt', 'reporter'],
+                    properties: {
+                      source: { type: 'string' },
+                      type: { type: 'string' },
+                      state: { enum: ['reachable', 'unreachable', 'stale', 'no report'] },
+                      lag: { type: ['integer', 'null'], minimum: 0 },
+                      reportedAt: { type: ['string', 'null'], format: 'date-time' },
+                      reporter: { type: ['string', 'null'] },
+                    },
+                  },
+                },
+              },
+            },
+            'Sources',
           ),
           ...common,
         },

@@ -3,10 +3,11 @@ import { partitionOf } from '@singleshot/core';
 import { Acceptor } from '@singleshot/intake';
 import { addDead } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
-import { MessageStore } from '@singleshot/store';
+import { MessageStore, SourceStatusStore } from '@singleshot/store';
 import { HandOff } from './hand-off';
 import { relayMetrics } from './metrics';
 import type { Source, SourceDeps } from './source';
+import { startStatusReporter } from './status-reporter';
 
 /** What the relay takes from the runtime: the producer path ingest uses, and the DLQ. */
 export type RelayRuntime = Pick<Runtime, 'config' | 'logger' | 'metrics' | 'keys' | 'producer' | 'producerQueues' | 'queues' | 'retentionMs' | 'replicate'>;
@@ -58,17 +59,21 @@ export async function startRelay(rt: RelayRuntime, sources: readonly SourceConfi
   });
   const abort = new AbortController();
   const deps: SourceDeps = { handOff, logger, acceptanceDeadlineMs: rt.config.ingest.enqueueTimeoutMs, signal: abort.signal };
+  const started: Array<{ source: Source; config: SourceConfig }> = [];
   for (const config of sources) {
     const source = await makeSource(config, deps);
     source.start();
     running.push(source);
+    started.push({ source, config });
     logger.info({ event: 'source_started', source: config.name, type: config.type }, 'source started');
   }
+  const status = startStatusReporter(new SourceStatusStore(rt.producer, rt.keys), started, logger);
   return {
     checks: () => Object.fromEntries(running.map((s) => [`source-${s.name}`, s.reachable() ? 'ok' : 'unreachable'])),
     isRunning: () => running.every((s) => s.reachable()),
     close: async () => {
       // Hand-offs waiting for Redis give up (their messages stay unacknowledged); accepted ones are acknowledged.
+      status.stop();
       abort.abort();
       await Promise.all(running.map((s) => s.stop()));
     },

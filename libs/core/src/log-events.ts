@@ -101,6 +101,7 @@ export const LOG_EVENTS = {
   source_claimed: 'a relay source claimed entries left pending by another consumer',
   source_retry: 'a relayed message was not accepted yet; it is tried again',
   source_invalid_event: 'a relayed message can never be an event: recorded dead',
+  source_status_unwritten: 'a relay could not write its sources\' status (Redis away); the next report replaces it',
 } as const;
 
 /** A stable log `event` value (see {@link LOG_EVENTS}). */

@@ -17,3 +17,4 @@ export * from './replica-barrier';
 export * from './cross-slot';
 export * from './document-state';
 export * from './refusal-backoff';
+export * from './source-status';

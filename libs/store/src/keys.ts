@@ -168,6 +168,16 @@ export class KeyBuilder {
     return `${this.prefix}:imap:cursor:${mailboxId}:${sha256Hex(folder).slice(0, 16)}`;
   }
 
+  /**
+   * What each configured source last reported (one hash: field = source name,
+   * value = its JSON status), for `singleshot queues` and the dashboard. A
+   * relay rewrites its fields every few seconds; nothing here is needed to
+   * deliver, so losing it costs a blank row until the next report.
+   */
+  sourceStatus(): string {
+    return `${this.prefix}:sources`;
+  }
+
   /** Replay-protection set for webhook tokens (e.g. Mailgun's `token`). */
   webhookToken(provider: string, token: string): string {
     return `${this.prefix}:whtoken:${provider}:${sha256Hex(token)}`;

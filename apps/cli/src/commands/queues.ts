@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { QUEUES, openQueues } from '@singleshot/queues';
 import type { RedisClient } from '@singleshot/store';
 import { redactUrl, type Config } from '@singleshot/config';
-import { createRedis } from '@singleshot/store';
+import { SourceStatusStore, createRedis, sourceRows } from '@singleshot/store';
 import { keysOf, loadConfigOrExit, redisConnectionOptions } from '@singleshot/runtime';
 import { printTable } from '../format';
 
@@ -43,7 +43,7 @@ export async function connectForCommand(config: Config, role: 'client' | 'worker
 export function registerQueues(program: Command): void {
   program
     .command('queues')
-    .description('jobs per queue and state (decide, deliver, render, dead)')
+    .description('jobs per queue and state (decide, deliver, render, dead), and each configured source')
     .option('--config <file>', 'config file')
     .option('--json', 'print JSON')
     .action(async (opts: { config?: string; json?: boolean }) => {
@@ -66,14 +66,19 @@ export function registerQueues(program: Command): void {
             return { queue: name, counts, paused: read.some(([, paused]) => paused) };
           }),
         );
+        const sources = sourceRows(config.sources, config.sources.length > 0 ? await new SourceStatusStore(redis, keys).read() : new Map(), Date.now());
         if (opts.json) {
-          console.log(JSON.stringify({ queues: rows }, null, 2));
+          console.log(JSON.stringify({ queues: rows, sources }, null, 2));
           return;
         }
         printTable([
           ['QUEUE', ...QUEUE_STATES.map((s) => s.toUpperCase()), 'PAUSED'],
           ...rows.map((r) => [r.queue, ...QUEUE_STATES.map((s) => String(r.counts[s])), r.paused ? 'yes' : 'no']),
         ]);
+        if (sources.length > 0) {
+          console.log('');
+          printTable([['SOURCE', 'TYPE', 'STATE', 'LAG', 'REPORTED', 'BY'], ...sources.map((r) => [r.source, r.type, r.state, r.lag === null ? '?' : String(r.lag), r.reportedAt ?? '', r.reporter ?? ''])]);
+        }
         const dead = rows.find((r) => r.queue === QUEUES.dead);
         const records = dead ? dead.counts.waiting + dead.counts.failed : 0;
         if (records > 0) console.log(`\n${records} dead operation(s): singleshot dlq list`);
