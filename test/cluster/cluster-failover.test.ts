@@ -65,20 +65,26 @@ const spawn = (only: string) => {
   return p;
 };
 
-/** A producer: posts until it gets a 2xx (a 503 or a cut connection means "retry"). */
-async function postUntilAccepted(base: string, event: unknown, counters: { retries: number }): Promise<void> {
+/** A producer: posts until it gets a 2xx (a 503 or a cut connection means "retry"), counting every other answer by status or error code. */
+async function postUntilAccepted(base: string, event: unknown, counters: { retries: number; answers: Record<string, number> }): Promise<void> {
+  let last = '';
   for (let attempt = 0; attempt < 300; attempt++) {
     try {
       const res = await fetch(`${base}/v1/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(event) });
-      await res.arrayBuffer();
+      const text = await res.text();
       if (res.status === 202) return;
-    } catch {
+      last = `${res.status} ${text.slice(0, 200)}`;
+      counters.answers[String(res.status)] = (counters.answers[String(res.status)] ?? 0) + 1;
+    } catch (err) {
       // connection refused or reset: retry
+      const code = String((err as { cause?: { code?: string } }).cause?.code ?? 'fetch_error');
+      last = code;
+      counters.answers[code] = (counters.answers[code] ?? 0) + 1;
     }
     counters.retries++;
     await sleep(100);
   }
-  throw new Error('an event was never accepted');
+  throw new Error(`an event was never accepted; last answer ${last}; answers so far ${JSON.stringify(counters.answers)}`);
 }
 
 describe('a fleet on the cluster through master failovers', () => {
@@ -114,7 +120,7 @@ describe('a fleet on the cluster through master failovers', () => {
       }
     })();
 
-    const counters = { retries: 0 };
+    const counters = { retries: 0, answers: {} as Record<string, number> };
     const wave = async (list: typeof events) => {
       for (let i = 0; i < list.length; i += 25) {
         await Promise.all(list.slice(i, i + 25).flatMap((e) => [0, 1, 2].map(() => postUntilAccepted(base, e, counters))));
@@ -185,6 +191,7 @@ describe('a fleet on the cluster through master failovers', () => {
         lookups: sink.lookups.length,
         workerKills: kills,
         producerRetries: counters.retries,
+        producerAnswers: counters.answers,
         failovers,
         stuckConsumers,
         stuckSample: stuckSeen.slice(0, 3),
