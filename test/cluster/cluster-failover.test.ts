@@ -59,6 +59,14 @@ afterAll(async () => {
   cleanup?.();
 });
 
+/** The ingest process's state, for a producer that gave up: exit code or signal, its errors and stderr. */
+function describeIngest(): string {
+  const p = procs.find((x) => x.child.spawnargs.includes('ingest'));
+  if (!p) return 'no ingest process';
+  const errors = p.logs.filter((l) => Number(l.level) >= 50).slice(-5);
+  return `ingest exit ${String(p.child.exitCode)} signal ${String(p.child.signalCode)}; last errors ${JSON.stringify(errors)}; stderr ${p.stderr().slice(-2000)}`;
+}
+
 const spawn = (only: string) => {
   const p = spawnApps(only, configFile);
   procs.push(p);
@@ -84,7 +92,7 @@ async function postUntilAccepted(base: string, event: unknown, counters: { retri
     counters.retries++;
     await sleep(100);
   }
-  throw new Error(`an event was never accepted; last answer ${last}; answers so far ${JSON.stringify(counters.answers)}`);
+  throw new Error(`an event was never accepted; last answer ${last}; answers so far ${JSON.stringify(counters.answers)}; ${describeIngest()}`);
 }
 
 describe('a fleet on the cluster through master failovers', () => {

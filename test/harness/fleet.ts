@@ -28,6 +28,8 @@ export interface AppProcess {
   readonly pid: number;
   /** JSON log lines seen so far. */
   readonly logs: Record<string, unknown>[];
+  /** What the process wrote to stderr so far (a crash's stack trace lands here). */
+  stderr(): string;
   /** Port of /metrics (METRICS_PORT=0 → parsed from the log). */
   metricsPort(): Promise<number>;
   /** Value of one metric sample summed over label sets matching `labels`. */
@@ -79,6 +81,7 @@ export function spawnApps(only: string, configFile: string, env: Record<string, 
     child,
     pid: child.pid as number,
     logs,
+    stderr: () => stderr,
     metricsPort: () =>
       waitUntil(
         () => {

@@ -85,6 +85,7 @@ export function spawnRelay(configFile: string, env: Record<string, string> = {})
     child,
     pid: child.pid as number,
     logs,
+    stderr: () => stderr,
     metricsPort,
     metric: async (name, labels = {}) => {
       const text = await (await fetch(`http://127.0.0.1:${await metricsPort()}/metrics`)).text();
