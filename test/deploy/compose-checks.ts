@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { arr, DEPLOY, obj, ROOT, str, type Obj } from './deploy-files';
 
 /** The apps in deploy/docker-compose.yml and the port each serves /healthz, /readyz and /metrics on. */
-export const APP_PORTS: Readonly<Record<string, number>> = { ingest: 8080, decision: 9464, render: 9466, delivery: 9465, dashboard: 3000 };
+export const APP_PORTS: Readonly<Record<string, number>> = { ingest: 8080, decision: 9464, render: 9466, delivery: 9465, relay: 9467, dashboard: 3000 };
 
 /** Port variable each app reads (docs/contract.md "Environment"). */
 export const APP_PORT_ENV: Readonly<Record<string, string>> = {
@@ -11,6 +11,7 @@ export const APP_PORT_ENV: Readonly<Record<string, string>> = {
   decision: 'METRICS_PORT',
   render: 'METRICS_PORT',
   delivery: 'METRICS_PORT',
+  relay: 'METRICS_PORT',
   dashboard: 'DASHBOARD_PORT',
 };
 
@@ -42,8 +43,14 @@ function env(service: Obj): Record<string, string> {
   return Object.fromEntries(Object.entries(obj(raw)).map(([k, v]) => [k, String(v)]));
 }
 
-/** Problems with a compose file as `docker compose config` would load it (merge keys already resolved). */
-export function checkCompose(compose: unknown, composeDir = DEPLOY): string[] {
+/** Apps that hold no lease: SIGTERM need only outlast their own bounded stop (shutdownTimeoutMs). */
+const LEASELESS_APPS: ReadonlySet<string> = new Set(['relay']);
+
+/**
+ * Problems with a compose file as `docker compose config` would load it
+ * (merge keys already resolved). `shutdownTimeoutMs` is the mounted config's.
+ */
+export function checkCompose(compose: unknown, shutdownTimeoutMs: number, composeDir = DEPLOY): string[] {
   const problems: string[] = [];
   const services = obj(obj(compose).services);
   const secrets = obj(obj(compose).secrets);
@@ -78,11 +85,11 @@ export function checkCompose(compose: unknown, composeDir = DEPLOY): string[] {
   if (!arr(redis.volumes).map(String).some((v) => /:\/data(:|$)/.test(v))) problems.push('redis: /data must be a volume (the AOF lives there)');
   if (!obj(redis.healthcheck).test) problems.push('redis: needs a healthcheck for the apps to wait on');
 
-  for (const [app, port] of Object.entries(APP_PORTS)) problems.push(...checkAppService(app, port, obj(services[app])));
+  for (const [app, port] of Object.entries(APP_PORTS)) problems.push(...checkAppService(app, port, obj(services[app]), shutdownTimeoutMs));
   return problems;
 }
 
-function checkAppService(app: string, port: number, service: Obj): string[] {
+function checkAppService(app: string, port: number, service: Obj, shutdownTimeoutMs: number): string[] {
   const problems: string[] = [];
   const build = obj(service.build);
   const context = str(build.context) ?? '';
@@ -102,9 +109,11 @@ function checkAppService(app: string, port: number, service: Obj): string[] {
   const health = words(obj(service.healthcheck).test);
   if (!health.includes(String(port))) problems.push(`${app}: healthcheck must probe port ${port}, got ${health.join(' ')}`);
   if (str(obj(obj(service.depends_on).redis).condition) !== 'service_healthy') problems.push(`${app}: must wait for redis to be healthy`);
-  // SIGTERM must be able to outlast the 30 s delivery lease before SIGKILL.
+  // Every app must be able to end its own bounded stop before SIGKILL; the
+  // others must also outlast the 30 s delivery lease.
   const grace = durationSeconds(service.stop_grace_period);
-  if (!(grace >= 35)) problems.push(`${app}: stop_grace_period must be at least 35s, got ${String(service.stop_grace_period)}`);
+  const needed = Math.max(shutdownTimeoutMs / 1000 + 5, LEASELESS_APPS.has(app) ? 0 : 35);
+  if (!(grace >= needed)) problems.push(`${app}: stop_grace_period must be at least ${needed}s, got ${String(service.stop_grace_period)}`);
   return problems;
 }
 

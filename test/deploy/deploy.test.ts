@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,7 +10,7 @@ import { APP_PORTS, checkCompose, scrapeTargets } from './compose-checks';
 import { arr, DEPLOY, isObj, listFiles, loadYaml, loadYamlDocuments, obj, rel, ROOT, runTool, str, which, withLocalSecretFiles, type Obj } from './deploy-files';
 import { checkDockerfile, checkNodeImage, dockerignoreRules, isIgnored } from './dockerfile-checks';
 import { appDeployment, checkK8s, secretKeys } from './k8s-checks';
-import { appsMissingFromDeploy, startApps } from './start-apps';
+import { appsMissingFromDeploy, deployedApps, START_APPS_SOURCE } from './start-apps';
 
 /**
  * deploy/: the image, Docker Compose and Kubernetes files, checked for what a
@@ -111,23 +111,27 @@ describe('container healthcheck (deploy/healthcheck.mjs)', () => {
 describe('docker-compose.yml', () => {
   const compose = loadYaml(file('docker-compose.yml'));
   const services = obj(obj(compose).services);
+  const mounted = withLocalSecretFiles(loadYaml(file('singleshot.config.yaml')), join(tmp, 'compose-secrets'));
+  const parsed = parseConfig(mounted.config, { REDIS_URL: 'redis://redis:6379' }, { source: 'deploy/singleshot.config.yaml' });
 
   it('has Redis with AOF and noeviction, every app with image, command, ports, healthcheck and grace period', () => {
-    expect(checkCompose(compose)).toEqual([]);
+    expect(checkCompose(compose, parsed.shutdownTimeoutMs)).toEqual([]);
   });
 
-  it('the checks catch Redis without AOF or noeviction, a wrong healthcheck port and a short grace period', () => {
+  it('the checks catch Redis without AOF or noeviction, a wrong healthcheck port and short grace periods', () => {
     const broken = structuredClone(compose) as Obj;
     const brokenServices = obj(broken.services);
     obj(brokenServices.redis).command = ['redis-server', '--appendonly', 'no'];
     obj(brokenServices.delivery).healthcheck = { test: ['CMD', 'node', '/app/healthcheck.mjs', '8080'] };
     obj(brokenServices.decision).stop_grace_period = '10s';
-    expect(checkCompose(broken)).toEqual([
+    obj(brokenServices.relay).stop_grace_period = '20s';
+    expect(checkCompose(broken, parsed.shutdownTimeoutMs)).toEqual([
       'redis: command must set --appendonly yes',
       'redis: command must set --appendfsync everysec or always',
       'redis: command must set --maxmemory-policy noeviction',
       'decision: stop_grace_period must be at least 35s, got 10s',
       'delivery: healthcheck must probe port 9465, got CMD node /app/healthcheck.mjs 8080',
+      'relay: stop_grace_period must be at least 25s, got 20s',
     ]);
   });
 
@@ -158,8 +162,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('mounts a config that @singleshot/config accepts, and every secret file it names in every app', () => {
-    const { config, secretPaths } = withLocalSecretFiles(loadYaml(file('singleshot.config.yaml')), join(tmp, 'compose-secrets'));
-    const parsed = parseConfig(config, { REDIS_URL: 'redis://redis:6379' }, { source: 'deploy/singleshot.config.yaml' });
+    const { secretPaths } = mounted;
     expect(parsed.routes.length).toBeGreaterThan(0);
     expect(parsed.dashboard.auth?.username).toBeTruthy();
     expect(secretPaths.length).toBeGreaterThan(0);
@@ -202,8 +205,8 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
     expect(checkK8s(objects, leaseMs)).toEqual([]);
   });
 
-  it('the checks catch a selector mismatch, a root container, a wrong probe, a dangling HPA and Redis without AOF', () => {
-    const broken = structuredClone(objects);
+  it('the checks catch a selector mismatch, a root container, a wrong probe, a dangling HPA, Redis without AOF and a missing PDB', () => {
+    const broken = structuredClone(objects).filter((o) => !(o.kind === 'PodDisruptionBudget' && obj(o.metadata).name === 'singleshot-relay'));
     const deployment = (app: string) => obj(appDeployment(broken, app));
     const podOf = (o: Obj) => obj(obj(obj(o.spec).template).spec);
     obj(obj(obj(deployment('decision').spec).selector).matchLabels)['app.kubernetes.io/component'] = 'other';
@@ -220,6 +223,7 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
     expect(problems).toContain(`HorizontalPodAutoscaler/${String(obj(hpa.metadata).name)}: scaleTargetRef must name an existing apps/v1 Deployment`);
     expect(problems).toContain('StatefulSet/redis: args must set --appendonly yes');
     expect(problems).toContain('StatefulSet/redis: args must set --maxmemory-policy noeviction');
+    expect(problems).toContain('Deployment/singleshot-relay: runs 2 replicas but no PodDisruptionBudget selects it');
   });
 
   it('the ConfigMap holds a config @singleshot/config accepts, and each secret file it names is a key of the Secret mounted there', () => {
@@ -250,8 +254,8 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
   });
 });
 
-describe('every app `singleshot start` runs is deployed', () => {
-  const apps = startApps();
+describe('every app is deployed: those `singleshot start` runs and those with their own entrypoint', () => {
+  const apps = deployedApps();
   const k8sObjects = (dir: string) =>
     arr(obj(loadYaml(file(`${dir}/kustomization.yaml`))).resources)
       .map(String)
@@ -259,8 +263,19 @@ describe('every app `singleshot start` runs is deployed', () => {
       .flatMap((r) => loadYamlDocuments(file(`${dir}/${r}`)))
       .map(obj);
 
+  it('the list comes from APP_NAMES and apps/<name>/src/main.ts (not the CLI, not a library-only folder)', () => {
+    const appsDir = join(tmp, 'apps');
+    for (const [app, entry] of [['cli', 'main.ts'], ['ingest', 'main.ts'], ['newworker', 'main.ts'], ['helpers', 'index.ts']] as const) {
+      mkdirSync(join(appsDir, app, 'src'), { recursive: true });
+      writeFileSync(join(appsDir, app, 'src', entry), '');
+    }
+    const startSource = "export const APP_NAMES = ['ingest', 'decision'] as const;";
+    expect(deployedApps(appsDir, startSource)).toEqual(['ingest', 'decision', 'newworker']);
+    expect(() => deployedApps(appsDir, 'const nothing = 1;')).toThrow(START_APPS_SOURCE);
+    expect(apps).toEqual(expect.arrayContaining(['ingest', 'relay']));
+  });
+
   it('has a service in docker-compose.yml and a Deployment in k8s/, and the deploy checks cover it', () => {
-    expect(apps).toContain('ingest');
     expect(appsMissingFromDeploy(apps, loadYaml(file('docker-compose.yml')), k8sObjects('k8s'))).toEqual([]);
     expect(Object.keys(APP_PORTS).sort()).toEqual([...apps].sort());
   });

@@ -70,6 +70,25 @@ export function checkK8s(objects: readonly Obj[], leaseMs: number): string[] {
     const selector = obj(obj(obj(pdb.spec).selector).matchLabels);
     if (!workloads.some((w) => selects(selector, templateLabels(w)))) problems.push(`${id(pdb)}: selects no workload`);
   }
+  problems.push(...checkDisruptionBudgets(objects));
+  return problems;
+}
+
+/**
+ * An app run on several replicas is meant to survive losing one, so a node
+ * drain must not take them all: it needs a PodDisruptionBudget. (A single
+ * replica gets none: a budget would make it undrainable.)
+ */
+function checkDisruptionBudgets(objects: readonly Obj[]): string[] {
+  const problems: string[] = [];
+  for (const app of Object.keys(APP_PORTS)) {
+    const deployment = appDeployment(objects, app);
+    if (!deployment) continue;
+    const hpa = ofKind(objects, 'HorizontalPodAutoscaler').find((h) => obj(obj(h.spec).scaleTargetRef).name === name(deployment));
+    const replicas = Number(hpa ? obj(hpa.spec).minReplicas ?? 1 : obj(deployment.spec).replicas ?? 1);
+    const budgeted = ofKind(objects, 'PodDisruptionBudget').some((p) => selects(obj(obj(obj(p.spec).selector).matchLabels), templateLabels(deployment)));
+    if (replicas >= 2 && !budgeted) problems.push(`${id(deployment)}: runs ${replicas} replicas but no PodDisruptionBudget selects it`);
+  }
   return problems;
 }
 

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { appDeployment } from './k8s-checks';
 import { obj, ROOT, str, type Obj } from './deploy-files';
@@ -19,6 +19,25 @@ export function startApps(source = readFileSync(START_APPS_SOURCE, 'utf8')): str
   return names;
 }
 
+/**
+ * The apps with an entrypoint of their own (`apps/<name>/src/main.ts`, which
+ * the build turns into `dist/apps/<name>/main.js`), except the CLI, which
+ * runs the others rather than being one. An app that runs only alone (the
+ * relay, which `start` folds into the ingest process) is not in APP_NAMES,
+ * so this is how deploy/ learns of it.
+ */
+export function standaloneApps(appsDir = join(ROOT, 'apps')): string[] {
+  return readdirSync(appsDir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && entry.name !== 'cli' && existsSync(join(appsDir, entry.name, 'src', 'main.ts')))
+    .map((entry) => entry.name)
+    .sort();
+}
+
+/** Every app deploy/ must run: those `singleshot start` runs and those with their own entrypoint. */
+export function deployedApps(appsDir = join(ROOT, 'apps'), startSource?: string): string[] {
+  return [...new Set([...startApps(startSource), ...standaloneApps(appsDir)])];
+}
+
 /** Apps without a compose service running `dist/apps/<app>/main.js`, and without a Deployment in the k8s objects. */
 export function appsMissingFromDeploy(apps: readonly string[], compose: unknown, k8sObjects: readonly Obj[]): string[] {
   const services = Object.values(obj(obj(compose).services)).map(obj);
@@ -34,4 +53,3 @@ export function appsMissingFromDeploy(apps: readonly string[], compose: unknown,
   }
   return problems;
 }
-
