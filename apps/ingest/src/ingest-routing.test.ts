@@ -213,6 +213,9 @@ describe('routing', () => {
     expect(answer).toMatchObject({ status: 202, body: { messageKey: sha('shop:gz-1'), status: 'accepted' } });
     const unknown = await call('/v1/events', JSON.stringify({ id: 'gz-2', source: 'shop', type: 't' }), { ...shop, 'content-encoding': 'compress' });
     expect(unknown).toMatchObject({ status: 415, body: { error: { code: 'BAD_REQUEST', message: 'unsupported content encoding "compress"' } } });
+    // Bytes that do not inflate: a 400 naming zlib's complaint, never a 500.
+    const corrupt = await call('/v1/events', Buffer.from('not gzip at all'), { ...shop, 'content-encoding': 'gzip' });
+    expect(corrupt).toMatchObject({ status: 400, body: { error: { code: 'BAD_REQUEST', message: 'incorrect header check' } } });
     // Past the limit once inflated, however small compressed.
     const bomb = gzipSync(JSON.stringify({ id: 'gz-3', source: 'shop', type: 't', data: { pad: 'x'.repeat(4 * MAX_BODY) } }));
     expect(bomb.length).toBeLessThan(MAX_BODY);

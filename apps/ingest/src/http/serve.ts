@@ -60,8 +60,7 @@ export function serveRoutes(routes: readonly IngestRoute[], ctx: ServeContext, g
       }
       value = outcome.value;
     }
-    const request: RouteRequest<unknown> = { req, params, query, body: value, producer: x.producer, header: (name) => headerOf(req.headers[name]) };
-    const pending = route.handle(request, res);
+    const pending = route.handle(new HandlerRequest(req, params, query, value, x.producer), res);
     if (pending) pending.catch((err: unknown) => failed(ctx, res, err));
   };
 
@@ -119,6 +118,21 @@ export function serveRoutes(routes: readonly IngestRoute[], ctx: ServeContext, g
       failed(ctx, res, err);
     }
   };
+}
+
+/** A handler's view of its request; a class, so a request costs no closure. */
+class HandlerRequest implements RouteRequest<unknown> {
+  constructor(
+    readonly req: IncomingMessage,
+    readonly params: Readonly<Record<string, string>>,
+    readonly query: ParsedUrlQuery,
+    readonly body: unknown,
+    readonly producer: Producer | undefined,
+  ) {}
+
+  header(name: string): string | undefined {
+    return headerOf(this.req.headers[name]);
+  }
 }
 
 /** A body over the limit is 413 `BODY_TOO_LARGE`; one broken off or not inflatable, its 4xx `BAD_REQUEST`. */

@@ -41,7 +41,8 @@ export function eventsRoute(ctx: IngestContext): IngestRoute {
 }
 
 /** One valid event of an admitted producer: its source checked against the key, its id settled, then accepted. */
-async function postEvent(ctx: IngestContext, res: ServerResponse, { body: event, producer, header }: RouteRequest<EventBody>): Promise<void> {
+async function postEvent(ctx: IngestContext, res: ServerResponse, request: RouteRequest<EventBody>): Promise<void> {
+  const { body: event, producer } = request;
   // The route's gate admitted a producer before the handler runs.
   const key = producer as NonNullable<typeof producer>;
   if (!mayPost(key, event.source)) {
@@ -51,7 +52,7 @@ async function postEvent(ctx: IngestContext, res: ServerResponse, { body: event,
       source: event.source,
     });
   }
-  const id = header('idempotency-key')?.trim() || event.id;
+  const id = request.header('idempotency-key')?.trim() || event.id;
   if (!id) {
     ctx.counters.received(ctx.sourceLabel(event.source), 'invalid');
     // A consumer never invents the id: an invented one would make every retry a new event.
