@@ -1,5 +1,4 @@
-import type { Router } from 'express';
-import type { IngestContext } from '@singleshot/ingest';
+import type { IngestContext, IngestRoute } from '@singleshot/ingest';
 import { startHealthServer } from '@singleshot/observability';
 import { defaultReady, type RunningWorker, type Runtime } from '@singleshot/runtime';
 
@@ -22,7 +21,7 @@ export interface RunningApps {
 export async function runApps(
   rt: Runtime,
   only: readonly AppName[],
-  options: { ingestPort?: number; metricsPort?: number; providerWebhooks?: (ctx: IngestContext) => Router } = {},
+  options: { ingestPort?: number; metricsPort?: number; providerWebhooks?: (ctx: IngestContext) => IngestRoute[] } = {},
 ): Promise<RunningApps> {
   const closers: (() => Promise<void>)[] = [];
   let ingestPort: number | undefined;

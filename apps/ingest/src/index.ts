@@ -1,6 +1,6 @@
 export * from '@singleshot/intake';
-export * from './app';
-export * from './handler';
+export * from './route-table';
+export type { IngestRoute, RouteRequest, RouteDoc } from './http/route';
 export * from './context';
 export * from './server';
 export * from './signature';

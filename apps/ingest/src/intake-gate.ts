@@ -7,8 +7,7 @@ import type { Producer } from './producer-auth';
  * What every intake request passes before its body is looked at: the
  * in-flight cap (503 OVERLOADED), producer authentication (401) and the
  * per-key rate limit (429 with Retry-After). One per ingest server, shared by
- * the fast `POST /v1/events` path and the Express app, so the cap and each
- * key's bucket count requests of both.
+ * every route, so the cap and each key's bucket count requests of all.
  */
 export class IntakeGate {
   /** At most `ingest.maxRequestsInFlight` intake requests at once. */

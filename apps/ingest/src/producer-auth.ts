@@ -68,11 +68,6 @@ export class ProducerAuth {
   }
 }
 
-/** The producer of a request, set by the authentication step (`res.locals.producer`). */
-export function producerOf(res: { locals: Record<string, unknown> }): Producer {
-  return res.locals.producer as Producer;
-}
-
 /** True when `producer` may post events of `source`. */
 export function mayPost(producer: Producer, source: string): boolean {
   return producer.sources === undefined || producer.sources.has(source);

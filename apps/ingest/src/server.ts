@@ -1,22 +1,26 @@
-import type { Router } from 'express';
 import { MessageStore } from '@singleshot/store';
 import { partitionOf } from '@singleshot/core';
 import { listen } from '@singleshot/http';
 import { defaultReady, documentLinkSecret, type RunningWorker } from '@singleshot/runtime';
 import { Acceptor } from '@singleshot/intake';
 import { IngestCounters } from './counters';
-import { createIngestHandler } from './handler';
-import { documentsRouter } from './routes/documents';
+import { serveRoutes } from './http/serve';
+import { IntakeGate } from './intake-gate';
+import { ingestRoutes } from './route-table';
+import { documentsRoute } from './routes/documents';
 import type { IngestContext, IngestRuntime } from './context';
 import { acceptMail } from './mail-intake';
 import { startMailboxPollers } from './mailbox-pollers';
 import { ProducerAuth, resolveIngestHost } from './producer-auth';
-import { providerWebhookRouter } from './routes/provider-webhooks';
+import type { IngestRoute } from './http/route';
+import { providerWebhookRoutes } from './routes/provider-webhooks';
 
 export interface IngestApp {
   port: number;
   host: string;
   ctx: IngestContext;
+  /** Every endpoint it serves, in match order (the OpenAPI document is generated from these). */
+  routes: readonly IngestRoute[];
   close(): Promise<void>;
 }
 
@@ -47,10 +51,10 @@ export function ingestContext(rt: IngestRuntime): IngestContext {
 }
 
 /** Provider inbound formats (Mailgun, Postmark, SendGrid) from `config.webhooks`. */
-export function webhooksFor(rt: IngestRuntime): (ctx: IngestContext) => Router {
+export function webhooksFor(rt: IngestRuntime): (ctx: IngestContext) => IngestRoute[] {
   const { mailgun, postmark, sendgrid } = rt.config.webhooks;
   return (ctx) =>
-    providerWebhookRouter({
+    providerWebhookRoutes({
       mailboxes: rt.config.mailboxes,
       webhooks: {
         ...(mailgun?.signingKey ? { mailgun: { signingKey: mailgun.signingKey, toleranceSeconds: mailgun.toleranceSeconds } } : {}),
@@ -84,7 +88,7 @@ export async function startIngest(
   options: {
     port?: number;
     host?: string;
-    providerWebhooks?: (ctx: IngestContext) => Router;
+    providerWebhooks?: (ctx: IngestContext) => IngestRoute[];
     pollers?: boolean;
     /** Workers running in the same process (embedded mode), reported by /readyz. */
     workers?: Record<string, RunningWorker>;
@@ -94,12 +98,12 @@ export async function startIngest(
   const ctx = ingestContext(rt);
   // Read once per process (the key never changes); a failed read is retried on the next download.
   let linkSecret: Promise<string> | undefined;
-  const handler = createIngestHandler({
+  const routes = ingestRoutes({
     ctx,
     registry: rt.metrics.registry,
     ready: () => defaultReady({ redis: rt.producer }, options.workers),
     providerWebhooks: (options.providerWebhooks ?? webhooksFor(rt))(ctx),
-    documents: documentsRouter({
+    documents: documentsRoute({
       store: rt.documentStore,
       secret: () => (linkSecret ??= documentLinkSecret(rt.redis, rt.keys, rt.config.documents.links.secret).catch((err: unknown) => {
         linkSecret = undefined;
@@ -109,7 +113,8 @@ export async function startIngest(
     }),
   });
   const { ingest } = rt.config;
-  const server = await listen(handler, options.port ?? ingest.port, host, ingest);
+  // One gate for every route: the in-flight cap and each key's bucket count them all.
+  const server = await listen(serveRoutes(routes, ctx, new IntakeGate(ctx)), options.port ?? ingest.port, host, ingest);
   const auth = ctx.auth.required ? [ingest.apiKeys.length ? `${ingest.apiKeys.length} api keys` : '', ingest.signingSecrets.length ? 'hmac' : ''].filter(Boolean).join('+') : 'none';
   ctx.logger.info({ event: 'ingest_listening', port: server.port, host, auth }, 'ingest listening');
   if (!ctx.auth.required) ctx.logger.warn({ event: 'ingest_anonymous', host }, 'ingest accepts anonymous producers (no ingest.apiKeys or signingSecrets)');
@@ -118,6 +123,7 @@ export async function startIngest(
     port: server.port,
     host,
     ctx,
+    routes,
     close: async () => {
       await pollers?.stop();
       await server.close();

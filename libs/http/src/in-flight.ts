@@ -16,8 +16,8 @@ function releaseOnEvent(this: ServerResponse): void {
  * is answered 503 with `Retry-After` right away, before its body is read, so
  * memory stays bounded however many clients arrive. A request counts until
  * its response is finished or its socket closes ('close' either way). One gate can serve several
- * request handlers (ingest's fast `POST /v1/events` path and its Express app
- * share one), so the cap holds for all of them together.
+ * request handlers (every ingest route shares one), so the cap holds for all
+ * of them together.
  */
 export class InFlightGate {
   private current = 0;

@@ -7,3 +7,4 @@ export * from './server-limits';
 export * from './in-flight';
 export * from './read-body';
 export * from './loopback';
+export * from './read-encoded-body';

@@ -1,10 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 
-/** Why a body could not be read: over the limit (413), or the request broke off (400). */
+/**
+ * Why a body could not be read: over the limit (413), the request broke off
+ * or its compressed bytes would not inflate (400), or an encoding nobody
+ * inflates (415).
+ */
 export interface BodyReadError {
-  status: 413 | 400;
-  /** `entity.too.large` or `request.aborted`, as body-parser names them. */
-  type: 'entity.too.large' | 'request.aborted';
+  status: 413 | 400 | 415;
+  /** As body-parser names them. */
+  type: 'entity.too.large' | 'request.aborted' | 'encoding.unsupported' | 'stream.error';
   message: string;
 }
 

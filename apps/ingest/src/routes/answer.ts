@@ -34,12 +34,12 @@ export async function answerAccepted(ctx: IngestContext, res: ServerResponse, me
 }
 
 /** 413 `BODY_TOO_LARGE`: the body exceeds `ingest.maxBodyBytes`. */
-export function answerTooLarge(ctx: IngestContext, res: ServerResponse): void {
+export function answerTooLarge(ctx: Pick<IngestContext, 'maxBodyBytes'>, res: ServerResponse): void {
   sendError(res, 413, 'BODY_TOO_LARGE', `the body exceeds ${ctx.maxBodyBytes} bytes`);
 }
 
 /** An unexpected error: logged, and 500 (never a 2xx for something not kept), or the socket closed if an answer began. */
-export function answerInternal(ctx: IngestContext, res: ServerResponse, err: unknown): void {
+export function answerInternal(ctx: Pick<IngestContext, 'logger'>, res: ServerResponse, err: unknown): void {
   ctx.logger.error({ event: 'request_failed', err }, 'ingest request failed');
   if (res.headersSent) return void res.destroy();
   // Never a 2xx for something not kept; 500 tells the producer to retry.

@@ -1,51 +1,58 @@
 import type { ServerResponse } from 'node:http';
-import { Router, type Request, type Response } from 'express';
 import { eventMessageKey } from '@singleshot/core';
-import { jsonDepth, sendError } from '@singleshot/http';
+import { errorResponse } from '@singleshot/observability';
+import { sendError } from '@singleshot/http';
 import type { IngestContext } from '../context';
-import { mayPost, producerOf, type Producer } from '../producer-auth';
-import { formatIssues } from '@singleshot/queues';
+import { jsonRoute, type IngestRoute, type RouteRequest } from '../http/route';
+import { accepted, intakeErrors } from '../openapi-parts';
+import { mayPost } from '../producer-auth';
 import { acceptEvent, answerAccepted } from './answer';
-import { eventBodySchema, plainEventBody } from './event-body';
+import { eventBodySchema, type EventBody } from './event-body';
 
 /**
- * `POST /v1/events` once the body is read and the producer admitted: the one
- * implementation behind the fast path (fast-events.ts) and the Express route.
- * Answers every outcome itself; rejects only on an unexpected error (a 500).
+ * `POST /v1/events`, the producers' hot path: the body is validated against
+ * `eventBodySchema` by the server before `postEvent` sees it.
  */
-export async function postEvent(ctx: IngestContext, res: ServerResponse, producer: Producer, body: Buffer, idempotencyKey: string | undefined): Promise<void> {
-  const text = body.toString('utf8');
-  if (jsonDepth(text, ctx.limits.maxJsonDepth) > ctx.limits.maxJsonDepth) {
-    ctx.counters.received('unknown', 'invalid');
-    return sendError(res, 400, 'INVALID_EVENT', `the JSON body is nested deeper than ${ctx.limits.maxJsonDepth} levels (ingest.maxJsonDepth)`, {
-      limit: 'maxJsonDepth',
-      max: ctx.limits.maxJsonDepth,
-    });
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    ctx.counters.received('unknown', 'invalid');
-    return sendError(res, 400, 'INVALID_JSON', 'the body is not valid JSON');
-  }
-  let event = plainEventBody(json);
-  if (!event) {
-    const parsed = eventBodySchema.safeParse(json);
-    if (!parsed.success) {
-      ctx.counters.received('unknown', 'invalid');
-      return sendError(res, 400, 'INVALID_EVENT', 'the event is invalid', formatIssues(parsed.error));
-    }
-    event = parsed.data;
-  }
-  if (!mayPost(producer, event.source)) {
+export function eventsRoute(ctx: IngestContext): IngestRoute {
+  return jsonRoute({
+    method: 'POST',
+    path: '/v1/events',
+    gate: 'producer',
+    bodyLimit: ctx.maxBodyBytes,
+    json: {
+      schema: eventBodySchema,
+      name: 'Event',
+      maxDepth: ctx.limits.maxJsonDepth,
+      invalid: { code: 'INVALID_EVENT', message: 'the event is invalid' },
+      onRejected: () => ctx.counters.received('unknown', 'invalid'),
+    },
+    handle: (request, res) => postEvent(ctx, res, request),
+    doc: {
+      tags: ['intake'],
+      summary: 'Post a business event',
+      parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string', minLength: 1 }, description: 'Takes the place of the body `id` when present.' }],
+      responses: {
+        '202': accepted,
+        '400': errorResponse('Invalid input: `INVALID_JSON`, `INVALID_EVENT` (details list the problems), `MISSING_EVENT_ID`'),
+        ...intakeErrors,
+      },
+    },
+  });
+}
+
+/** One valid event of an admitted producer: its source checked against the key, its id settled, then accepted. */
+async function postEvent(ctx: IngestContext, res: ServerResponse, request: RouteRequest<EventBody>): Promise<void> {
+  const { body: event, producer } = request;
+  // The route's gate admitted a producer before the handler runs.
+  const key = producer as NonNullable<typeof producer>;
+  if (!mayPost(key, event.source)) {
     ctx.counters.received(ctx.sourceLabel(event.source), 'invalid');
-    return sendError(res, 403, 'SOURCE_NOT_ALLOWED', `key "${producer.name}" may not post events of source "${event.source}"`, {
-      key: producer.name,
+    return sendError(res, 403, 'SOURCE_NOT_ALLOWED', `key "${key.name}" may not post events of source "${event.source}"`, {
+      key: key.name,
       source: event.source,
     });
   }
-  const id = idempotencyKey?.trim() || event.id;
+  const id = request.header('idempotency-key')?.trim() || event.id;
   if (!id) {
     ctx.counters.received(ctx.sourceLabel(event.source), 'invalid');
     // A consumer never invents the id: an invented one would make every retry a new event.
@@ -69,11 +76,4 @@ export async function postEvent(ctx: IngestContext, res: ServerResponse, produce
       },
     }),
   );
-}
-
-/** The Express route of `POST /v1/events` (what the fast path does not take: `/v1/events/`, other spellings, compressed bodies). */
-export function eventsRouter(ctx: IngestContext): Router {
-  const router = Router();
-  router.post('/', (req: Request, res: Response) => postEvent(ctx, res, producerOf(res), req.body as Buffer, req.get('idempotency-key')));
-  return router;
 }

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import express from 'express';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { RedisClient } from '@singleshot/store';
@@ -8,7 +7,10 @@ import { mailMessageKey } from '@singleshot/core';
 import { parseRawMail, type ParsedMail } from '@singleshot/mail';
 import { createRedis, KeyBuilder } from '@singleshot/store';
 import { startTestRedis, waitUntil, type TestRedis } from '@singleshot/test-harness';
-import { providerWebhookRouter, type ProviderWebhookDeps } from './provider-webhooks';
+import { serveRoutes } from '../http/serve';
+import { IntakeGate } from '../intake-gate';
+import type { IngestContext } from '../context';
+import { providerWebhookRoutes, type ProviderWebhookDeps } from './provider-webhooks';
 import { StoreUnavailableError } from '@singleshot/intake';
 import {
   MAIL,
@@ -62,12 +64,19 @@ beforeAll(async () => {
   redis = createRedis({ url: redisServer.url, role: 'producer' });
   // A fail-fast producer connection refuses commands until it is ready.
   await waitUntil(() => redis.status === 'ready', 'the producer connection');
-  const app = express();
-  app.use('/v1/mail/inbound', providerWebhookRouter(deps()));
-  app.use('/small/v1/mail/inbound', providerWebhookRouter(deps({ maxBodyBytes: 2048, webhooks: { mailgun: { signingKey: SIGNING_KEY } } })));
-  server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  // The routes served by ingest's own HTTP layer; `/small/…` is a second table with a small body limit.
+  const serve = (routes: ReturnType<typeof providerWebhookRoutes>) => {
+    const ctx = { counters: { request: () => undefined }, logger: quiet, maxBodyBytes: 1024, limits: { maxRequestsInFlight: 100, maxJsonDepth: 32 } };
+    return serveRoutes(routes, ctx as unknown as IngestContext, new IntakeGate(ctx as unknown as IngestContext));
+  };
+  const normal = serve(providerWebhookRoutes(deps()));
+  const small = serve(providerWebhookRoutes(deps({ maxBodyBytes: 2048, webhooks: { mailgun: { signingKey: SIGNING_KEY } } })));
+  server = createServer((req, res) => {
+    if (!req.url?.startsWith('/small/')) return normal(req, res);
+    req.url = req.url.slice('/small'.length);
+    small(req, res);
   });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 

@@ -1,4 +1,4 @@
-import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { RedisClient } from '@singleshot/store';
 import { mailInputFromParts, parseRawMail, type ParsedMail } from '@singleshot/mail';
 import {
@@ -20,8 +20,11 @@ import {
 } from '@singleshot/mail';
 import type { KeyBuilder } from '@singleshot/store';
 import { PermanentError, ValidationError, describeError, type ErrorCode } from '@singleshot/core';
-import { sendError } from '@singleshot/http';
+import { sendError, sendJson, type BodyReadError } from '@singleshot/http';
+import { errorResponse, retryAfterHeader } from '@singleshot/observability';
 import { StoreUnavailableError } from '@singleshot/intake';
+import { rawRoute, type IngestRoute, type RouteDoc, type RouteRequest } from '../http/route';
+import { accepted, intakeErrors, mailboxParameter } from '../openapi-parts';
 
 /** pino-compatible subset. */
 interface RouteLogger {
@@ -54,15 +57,10 @@ export interface ProviderWebhookDeps {
   now?: () => number;
 }
 
-function toWebhookRequest(req: Request): WebhookRequest {
+function toWebhookRequest({ req, query: parsed, body }: RouteRequest<Buffer>): WebhookRequest {
   const query: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.query)) if (typeof v === 'string') query[k] = v;
-  return {
-    rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-    headers: req.headers,
-    query,
-    contentType: req.get('content-type') ?? '',
-  };
+  for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') query[k] = v;
+  return { rawBody: body, headers: req.headers, query, contentType: req.headers['content-type'] ?? '' };
 }
 
 /**
@@ -77,13 +75,12 @@ function toWebhookRequest(req: Request): WebhookRequest {
  * accepted (202) only once the decide job is in Redis, else the provider's
  * retry status.
  */
-export function providerWebhookRouter(deps: ProviderWebhookDeps): Router {
-  const router = Router();
+export function providerWebhookRoutes(deps: ProviderWebhookDeps): IngestRoute[] {
   const mailboxIds = new Set(deps.mailboxes.map((m) => m.id));
   const now = deps.now ?? Date.now;
-  const rawBody = express.raw({ type: () => true, limit: deps.maxBodyBytes ?? 26 * 1024 * 1024 });
+  const bodyLimit = deps.maxBodyBytes ?? 26 * 1024 * 1024;
 
-  const refuse = (res: Response, provider: string, status: number, code: ErrorCode, message: string, details?: unknown) => {
+  const refuse = (res: ServerResponse, provider: string, status: number, code: ErrorCode, message: string, details?: unknown) => {
     deps.onRefused?.(provider, code);
     sendError(res, status, code, message, details);
   };
@@ -101,14 +98,14 @@ export function providerWebhookRouter(deps: ProviderWebhookDeps): Router {
     }
   };
 
-  const handle = async (req: Request, res: Response, providerName: string): Promise<void> => {
+  const handle = async (request: RouteRequest<Buffer>, res: ServerResponse, providerName: string): Promise<void> => {
     const provider = providerName;
     if (!isInboundProvider(provider)) return refuse(res, provider, 404, 'UNKNOWN_PROVIDER', `no inbound format "${provider}"`);
     const config = deps.webhooks[provider];
     if (!config) return refuse(res, provider, 404, 'PROVIDER_NOT_CONFIGURED', `inbound ${provider} is not configured`);
     const status = PROVIDER_STATUS[provider];
-    const wreq = toWebhookRequest(req);
-    const mailboxId = String(req.params.mailbox ?? wreq.query.mailbox ?? '');
+    const wreq = toWebhookRequest(request);
+    const mailboxId = String(request.params.mailbox ?? wreq.query.mailbox ?? '');
     let claimed: string | undefined;
 
     try {
@@ -137,7 +134,7 @@ export function providerWebhookRouter(deps: ProviderWebhookDeps): Router {
         mail.kind === 'raw' ? await parseRawMail(mail.raw, { mailboxId, maxBytes: deps.maxMailBytes }) : mailInputFromParts(mail.parts);
       const result = await deps.acceptMail(parsed, provider);
       deps.logger.info({ event: 'inbound_mail_accepted', provider, mailboxId, messageKey: result.messageKey, status: result.status, format: mail.kind }, 'inbound mail');
-      res.status(202).json(result);
+      sendJson(res, 202, result);
     } catch (err) {
       if (err instanceof WebhookError) {
         const httpStatus = err.isAuthError ? 401 : status.reject;
@@ -149,7 +146,7 @@ export function providerWebhookRouter(deps: ProviderWebhookDeps): Router {
       if (claimed !== undefined) await deps.redis.del(deps.keys.webhookToken(provider, claimed)).catch(() => undefined);
       if (err instanceof StoreUnavailableError) {
         deps.logger.warn({ event: 'inbound_mail_store_unavailable', provider, mailboxId, err: describeError(err) }, 'inbound mail not accepted: Redis unavailable');
-        res.set('Retry-After', '30');
+        res.setHeader('retry-after', '30');
         return refuse(res, provider, status.retry, 'STORE_UNAVAILABLE', 'the mail could not be stored; retry later');
       }
       if (err instanceof ValidationError || err instanceof PermanentError) {
@@ -161,23 +158,52 @@ export function providerWebhookRouter(deps: ProviderWebhookDeps): Router {
     }
   };
 
-  const route = (req: Request, res: Response, next: NextFunction) => handle(req, res, String(req.params.provider)).catch(next);
-  router.post('/mailgun/:mailbox/mime', rawBody, (req, res, next) => handle(req, res, 'mailgun').catch(next));
-  router.post('/:provider', rawBody, route);
-  router.post('/:provider/:mailbox', rawBody, route);
-
-  // Body-parser errors (too large, aborted) in the provider's terms.
-  router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
-    const e = err as { type?: string; status?: number };
-    const provider = String(req.params?.provider ?? req.path.split('/')[1] ?? '');
-    if (e.type === 'entity.too.large') {
-      deps.logger.error({ event: 'inbound_webhook_too_large', provider, limit: deps.maxBodyBytes }, 'inbound webhook body over the limit');
+  // Body errors (too large, aborted) in the provider's terms.
+  const bodyRefused = (res: ServerResponse, error: BodyReadError, params: Readonly<Record<string, string>>): void => {
+    if (error.status === 413) {
+      deps.logger.error({ event: 'inbound_webhook_too_large', provider: params.provider ?? 'mailgun', limit: deps.maxBodyBytes }, 'inbound webhook body over the limit');
       return sendError(res, 413, 'BODY_TOO_LARGE', 'the body exceeds the configured limit');
     }
-    if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
-      return sendError(res, 400, 'BAD_REQUEST', 'the request body could not be read');
-    }
-    next(err);
-  });
-  return router;
+    sendError(res, 400, 'BAD_REQUEST', 'the request body could not be read');
+  };
+  const route = (path: string, doc: RouteDoc, provider?: 'mailgun'): IngestRoute =>
+    rawRoute({ method: 'POST', path, gate: 'shed', bodyLimit, bodyRefused, doc, handle: (request, res) => handle(request, res, provider ?? String(request.params.provider)) });
+  // Table order is match order: the literal `mailgun/…/mime` before `:provider/:mailbox`.
+  return [
+    route('/v1/mail/inbound/mailgun/:mailbox/mime', webhookDoc('Mailgun\'s "store and notify" MIME format', [{ ...mailboxParameter, in: 'path', required: true }]), 'mailgun'),
+    route('/v1/mail/inbound/:provider', webhookDoc('A vendor\'s inbound webhook (mailbox in `?mailbox=`)', [providerParameter, mailboxParameter])),
+    route('/v1/mail/inbound/:provider/:mailbox', webhookDoc('A vendor\'s inbound webhook (mailbox in the path)', [providerParameter, { ...mailboxParameter, in: 'path', required: true }])),
+  ];
+}
+
+const providerParameter = { name: 'provider', in: 'path', required: true, schema: { enum: ['mailgun', 'postmark', 'sendgrid'] } };
+
+/** The vendor's own inbound format; refusals use the status the vendor stops retrying on (Mailgun 406, Postmark 403, SendGrid 400). */
+function webhookDoc(summary: string, parameters: RouteDoc['parameters']): RouteDoc {
+  return {
+    tags: ['intake'],
+    summary,
+    // The vendor's own authentication, not the producers' credentials.
+    security: [{}],
+    ...(parameters ? { parameters } : {}),
+    requestBody: {
+      required: true,
+      content: {
+        'multipart/form-data': { schema: { type: 'object' } },
+        'application/x-www-form-urlencoded': { schema: { type: 'object' } },
+        'application/json': { schema: { type: 'object' } },
+      },
+    },
+    responses: {
+      '202': accepted,
+      '400': errorResponse('SendGrid: the mail cannot be taken'),
+      '401': errorResponse('The vendor signature, token or basic auth did not verify'),
+      '403': errorResponse('Postmark: the mail cannot be taken'),
+      '404': errorResponse('Unknown inbound format, or this vendor is not configured (`webhooks.<vendor>`)'),
+      '406': errorResponse('Mailgun: the mail cannot be taken (replayed token, unknown mailbox, invalid mail)'),
+      '413': intakeErrors['413'],
+      '500': intakeErrors['500'],
+      '503': errorResponse('Redis did not confirm the mail; the vendor retries', retryAfterHeader),
+    },
+  };
 }

@@ -1,0 +1,35 @@
+import type { Registry } from 'prom-client';
+import type { ReadinessCheck } from '@singleshot/observability';
+import type { IngestContext } from './context';
+import type { IngestRoute } from './http/route';
+import { ingestOpenApi } from './openapi';
+import { eventsRoute } from './routes/events';
+import { rawMailRoute } from './routes/mail-raw';
+import { probeRoutes } from './routes/probes';
+
+export interface IngestRoutesOptions {
+  ctx: IngestContext;
+  registry: Registry;
+  ready: ReadinessCheck;
+  /** Provider-specific inbound formats (`/v1/mail/inbound/:provider`…; providerWebhookRoutes). */
+  providerWebhooks?: readonly IngestRoute[];
+  /** Signed document links (`/v1/documents/…`; documentsRoute). */
+  documents?: IngestRoute;
+}
+
+/**
+ * Every ingest endpoint, one definition each, in match order (the
+ * producers' `POST /v1/events` first). The OpenAPI document served at
+ * `/openapi.json` is generated from this very table.
+ */
+export function ingestRoutes({ ctx, registry, ready, providerWebhooks = [], documents }: IngestRoutesOptions): IngestRoute[] {
+  let document: object | undefined;
+  const routes: IngestRoute[] = [
+    eventsRoute(ctx),
+    rawMailRoute(ctx),
+    ...providerWebhooks,
+    ...(documents ? [documents] : []),
+    ...probeRoutes({ registry, ready, logger: ctx.logger, document: () => (document ??= ingestOpenApi(routes)) }),
+  ];
+  return routes;
+}
