@@ -34,13 +34,14 @@ function answers(port: number): Promise<boolean> {
   });
 }
 
-/** Starts nats-server with JetStream. */
-export async function startTestNats(): Promise<TestNats> {
+/** Starts nats-server with JetStream; with `token`, clients must present it (`--auth`). */
+export async function startTestNats(options: { token?: string } = {}): Promise<TestNats> {
   const dir = mkdtempSync(join(tmpdir(), 'singleshot-test-nats-'));
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {
-    const c = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir], { stdio: 'ignore' });
+    const auth = options.token !== undefined ? ['--auth', options.token] : [];
+    const c = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir, ...auth], { stdio: 'ignore' });
     child = c;
     await waitUntil(async () => {
       if (c.exitCode !== null) throw new Error(`nats-server exited with ${c.exitCode}`);

@@ -240,6 +240,50 @@ describe('loadConfig', () => {
   });
 });
 
+describe('source credentials', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'ss-source-secrets-'));
+  });
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const rabbit = { type: 'rabbitmq', name: 'q', source: 'shop', queue: 'orders' };
+
+  it('reads a source url from urlFile, and a NATS token or password from their files', () => {
+    writeFileSync(join(dir, 'amqp-url'), 'amqp://relay:s3cret@broker:5672\n');
+    writeFileSync(join(dir, 'nats-token'), 'tok\n');
+    const config = parseConfig(
+      { sources: [{ ...rabbit, urlFile: 'amqp-url' }, { type: 'nats', name: 'n', source: 'shop', servers: ['nats://h:4222'], stream: 'S', tokenFile: 'nats-token' }] },
+      {},
+      { baseDir: dir },
+    );
+    const [q, n] = config.sources;
+    expect(q?.type === 'rabbitmq' && q.url).toBe('amqp://relay:s3cret@broker:5672');
+    expect(n?.type === 'nats' && n.token).toBe('tok');
+    // What an operator may print never shows them.
+    expect(JSON.stringify(redactConfig(config))).not.toMatch(/s3cret|"tok"/);
+  });
+
+  it('refuses url with urlFile, a NATS user without a password, and a token with a user', () => {
+    writeFileSync(join(dir, 'amqp-url'), 'amqp://broker');
+    const err = catchConfigError(() =>
+      parseConfig(
+        {
+          sources: [
+            { ...rabbit, url: 'amqp://broker', urlFile: 'amqp-url' },
+            { type: 'nats', name: 'n1', source: 'shop', servers: ['nats://h:4222'], stream: 'S', user: 'u' },
+            { type: 'nats', name: 'n2', source: 'shop', servers: ['nats://h:4222'], stream: 'S', user: 'u', password: 'p', token: 't' },
+          ],
+        },
+        {},
+        { baseDir: dir },
+      ),
+    );
+    expect(err.issues.map((i) => i.path).sort()).toEqual(['sources[0].urlFile', 'sources[1].password', 'sources[2].token']);
+  });
+});
+
 describe('redactConfig', () => {
   it('replaces every secret and leaves the rest and the original alone', () => {
     const config = parseConfig({

@@ -61,6 +61,7 @@ export const redisStreamSourceSchema = z.strictObject({
   type: z.literal('redis-streams').describe('A Redis stream read through a consumer group.'),
   ...common,
   url: z.url({ protocol: /^rediss?$/, error: 'Invalid URL: expected redis:// or rediss://' }).describe('The Redis holding the stream (any Redis, not necessarily singleshot\'s).'),
+  urlFile: nonEmpty.optional().describe('A file holding `url` (a Docker or Kubernetes secret), so the credentials in it stay out of the config file.'),
   stream: nonEmpty.describe('The stream key.'),
   group: nonEmpty.default('singleshot').describe('The consumer group (created at the start of the stream when missing).'),
   payloadField: nonEmpty.default('event').describe('The entry field whose value is the JSON body.'),
@@ -71,6 +72,7 @@ export const postgresOutboxSourceSchema = z.strictObject({
   type: z.literal('postgres-outbox').describe('A transactional outbox table (libs/outbox) in PostgreSQL.'),
   name: common.name,
   url: z.url({ protocol: /^postgres(ql)?$/, error: 'Invalid URL: expected postgres://' }).describe('The PostgreSQL holding the outbox.'),
+  urlFile: nonEmpty.optional().describe('A file holding `url` (a Docker or Kubernetes secret), so the credentials in it stay out of the config file.'),
   table: z
     .string()
     .regex(/^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/, 'a lower-case table name, optionally schema-qualified')
@@ -89,6 +91,7 @@ export const rabbitmqSourceSchema = z.strictObject({
   type: z.literal('rabbitmq').describe('A RabbitMQ queue, acknowledged by hand after acceptance.'),
   ...common,
   url: z.url({ protocol: /^amqps?$/, error: 'Invalid URL: expected amqp:// or amqps://' }).describe('The broker.'),
+  urlFile: nonEmpty.optional().describe('A file holding `url` (a Docker or Kubernetes secret), so the credentials in it stay out of the config file.'),
   queue: nonEmpty.describe('The queue to consume (declared by its owner, not by singleshot).'),
 });
 
@@ -96,6 +99,11 @@ export const natsSourceSchema = z.strictObject({
   type: z.literal('nats').describe('A NATS JetStream stream through a durable pull consumer.'),
   ...common,
   servers: z.array(z.string().regex(/^(nats|tls):\/\/[^\s]+$/, 'expected nats://host:port')).min(1).describe('NATS servers.'),
+  user: nonEmpty.optional().describe('User name, with `password` (or `passwordFile`).'),
+  password: z.string().optional().describe('Password for `user` (or `passwordFile`).'),
+  passwordFile: nonEmpty.optional().describe('A file holding the password.'),
+  token: z.string().optional().describe('An authentication token (or `tokenFile`).'),
+  tokenFile: nonEmpty.optional().describe('A file holding the token.'),
   stream: nonEmpty.describe('The JetStream stream.'),
   consumer: z.string().regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, "_" and "-"').default('singleshot').describe('The durable consumer (created when missing).'),
   filterSubject: nonEmpty.optional().describe('Only subjects matching this filter.'),
@@ -105,6 +113,10 @@ export const natsSourceSchema = z.strictObject({
 export const sourceSchema = z
   .discriminatedUnion('type', [redisStreamSourceSchema, postgresOutboxSourceSchema, rabbitmqSourceSchema, natsSourceSchema])
   .superRefine((s, ctx) => {
+    if (s.type === 'nats') {
+      if ((s.user === undefined) !== (s.password === undefined)) ctx.addIssue({ code: 'custom', path: [s.user === undefined ? 'user' : 'password'], message: 'give user and password together' });
+      if (s.token !== undefined && s.user !== undefined) ctx.addIssue({ code: 'custom', path: ['token'], message: 'give a token or a user and password, not both' });
+    }
     if (s.type === 'postgres-outbox') return;
     const from = s.id.from;
     const allowed = { 'redis-streams': ['json', 'field'], rabbitmq: ['json', 'header', 'property'], nats: ['json', 'header'] }[s.type];

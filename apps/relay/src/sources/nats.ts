@@ -58,7 +58,7 @@ export function natsSource(config: NatsSourceConfig, deps: SourceDeps): Source {
   };
 
   const session = async (): Promise<void> => {
-    const conn = await connect({ servers: config.servers, name: `singleshot-relay-${config.name}`, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+    const conn = await connect({ servers: config.servers, name: `singleshot-relay-${config.name}`, maxReconnectAttempts: -1, reconnectTimeWait: 500, ...natsAuth(config) });
     nc = conn;
     connected = true;
     void (async () => {
@@ -133,4 +133,11 @@ export function natsSource(config: NatsSourceConfig, deps: SourceDeps): Source {
       }
     },
   };
+}
+
+/** The connection's credentials, when the config has some (a token, or a user and password). */
+function natsAuth(config: NatsSourceConfig): { token?: string; user?: string; pass?: string } {
+  if (config.token !== undefined) return { token: config.token };
+  if (config.user !== undefined) return { user: config.user, pass: config.password };
+  return {};
 }
