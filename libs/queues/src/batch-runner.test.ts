@@ -23,7 +23,7 @@ interface Ended {
  * A deliver-queue handler whose members end as `outcomes` says (by operation
  * key; with `once`, on their first run only), `sent` otherwise.
  */
-function harness(outcomes: Map<string, Ended | Error>, options: { handOffFails?: Error; invalidHandsOff?: boolean; once?: boolean } = {}) {
+function harness(outcomes: Map<string, Ended | Error>, options: { handOffFails?: Error; invalidFails?: Error; invalidHandsOff?: boolean; once?: boolean } = {}) {
   const events: string[] = [];
   const invalid: InvalidMember[] = [];
   const runs = new Map<string, number>();
@@ -43,6 +43,7 @@ function harness(outcomes: Map<string, Ended | Error>, options: { handOffFails?:
     invalid: async (_entry, where) => {
       invalid.push(where);
       events.push(`invalid ${where.key}`);
+      if (options.invalidFails) throw options.invalidFails;
       return options.invalidHandsOff ? undefined : { kind: 'dead' };
     },
     handOff: async (op, delayMs) => {
@@ -111,6 +112,15 @@ describe('BatchRunner: a batch job', () => {
       ['b1-2', 2, false],
     ]);
     expect(invalid[0]!.issues).toEqual([expect.stringMatching(/^operations\.1\.recipient: /)]);
+  });
+
+  it('throws once the others ran when an invalid entry cannot be recorded', async () => {
+    const list = ops(2, 'unrecorded');
+    const failure = down();
+    const { runner, events } = harness(new Map(), { invalidFails: failure });
+    await expect(runner.run(batchJob({ operations: [...list, 42] }))).rejects.toBe(failure);
+    expect(events.filter((e) => e.startsWith('run'))).toHaveLength(2);
+    expect(events.some((e) => e.startsWith('replicate'))).toBe(false);
   });
 
   it('counts an entry the handler hands to a job of its own as invalid and followed up; no list is one such entry', async () => {

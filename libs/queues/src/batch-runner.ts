@@ -174,9 +174,20 @@ export class BatchRunner<T, R> {
     });
     const batchId = String(job.id);
     const handOffs: Array<Promise<unknown>> = [];
-    const results = await Promise.allSettled(runs);
+    // Settled together, so no rejection waits unhandled while others run.
+    const results: Array<PromiseSettledResult<R | undefined>> = await Promise.allSettled(invalid.length === 0 ? runs : [...runs, ...invalid]);
+    let failure: unknown;
     results.forEach((result, index) => {
-      const member = valid[index] as T;
+      const member = valid[index];
+      if (member === undefined) {
+        // An invalid entry: ended by the handler, or handed to a job of its own.
+        if (result.status === 'rejected') failure ??= result.reason;
+        else if (result.value === undefined) {
+          count(outcome, 'invalid');
+          outcome.followUps++;
+        } else count(outcome, handler.kindOf(result.value));
+        return;
+      }
       if (result.status === 'rejected') {
         count(outcome, 'failed');
         outcome.followUps++;
@@ -187,25 +198,19 @@ export class BatchRunner<T, R> {
         handOffs.push(handler.handOff(member, failedDelayMs, batchId));
         return;
       }
-      count(outcome, handler.kindOf(result.value));
-      this.ended(job, member, result.value);
-      const again = handler.againAfterMs(result.value);
+      // A member's run always resolves to its result (only `invalid` may resolve to undefined).
+      const ended = result.value as R;
+      count(outcome, handler.kindOf(ended));
+      this.ended(job, member, ended);
+      const again = handler.againAfterMs(ended);
       if (again !== undefined) {
         outcome.followUps++;
         handOffs.push(handler.handOff(member, again, batchId));
       }
     });
-    let failure: unknown;
-    for (const result of await Promise.allSettled(invalid)) {
-      if (result.status === 'rejected') failure ??= result.reason;
-      else if (result.value === undefined) {
-        count(outcome, 'invalid');
-        outcome.followUps++;
-      } else count(outcome, handler.kindOf(result.value));
-    }
     // Every hand-off is in Redis before the batch completes, and a retried
     // batch finds them there; the first failure fails the batch.
-    for (const result of await Promise.allSettled(handOffs)) if (result.status === 'rejected') failure ??= result.reason;
+    if (handOffs.length > 0) for (const result of await Promise.allSettled(handOffs)) if (result.status === 'rejected') failure ??= result.reason;
     if (failure !== undefined) throw failure;
     if (handler.replicate) await handler.replicate(valid, job.queueQualifiedName);
     return outcome;
