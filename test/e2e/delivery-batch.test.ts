@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOf, type DeliverJobData } from '@singleshot/core';
-import { DELIVER_BATCH_JOB_NAME, enqueueDeliveryJobs, planDeliverJobs } from '@singleshot/queues';
+import { BATCH_JOB_NAME, enqueueDeliveryJobs, planDeliverJobs } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
 import {
   spawnApps,
@@ -68,7 +68,7 @@ async function enqueueBatch(ops: DeliverJobData[]): Promise<string> {
   await enqueueDeliveryJobs(rt.queues, ops, 16);
   const id = batches[0]!.jobId;
   const job = await rt.queues.deliverOf(ops[0]!.operationKey).getJob(id);
-  expect(job?.name).toBe(DELIVER_BATCH_JOB_NAME);
+  expect(job?.name).toBe(BATCH_JOB_NAME);
   return id;
 }
 
@@ -114,7 +114,7 @@ describe(`batch deliver jobs (${testBackendKind()} Redis)`, () => {
     }
     const queue = rt.queues.deliverOf(ops[0]!.operationKey);
     await waitUntil(async () => (await queue.getJob(id))?.isCompleted(), 'the batch job to complete');
-    expect((await queue.getJob(id))?.returnvalue).toMatchObject({ kind: 'batch', operations: 3, outcomes: { sent: 3 }, followUps: 0 });
+    expect((await queue.getJob(id))?.returnvalue).toMatchObject({ kind: 'batch', members: 3, outcomes: { sent: 3 }, followUps: 0 });
     // One sample per attempt, as with single jobs.
     expect(await w.metric('singleshot_deliveries_total', { result: 'sent' })).toBe(3);
   });

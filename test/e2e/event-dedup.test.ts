@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventMessageKey, operationKey, parseAction } from '@singleshot/core';
-import { DECIDE_BATCH_JOB_NAME, DELIVER_BATCH_JOB_NAME } from '@singleshot/queues';
+import { BATCH_JOB_NAME } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
 import {
   spawnApps,
@@ -128,7 +128,7 @@ describe(`one event, many arrivals (${testBackendKind()} Redis)`, () => {
     // The completed decide jobs that carried these 60 messages: each message in exactly one.
     const ours = new Set(events.map((e) => eventMessageKey('shop', e.id)));
     const carried = (job: { name: string; data: unknown }): string[] =>
-      job.name === DECIDE_BATCH_JOB_NAME ? (job.data as { messages: Array<{ messageKey: string }> }).messages.map((m) => m.messageKey) : [(job.data as { messageKey: string }).messageKey];
+      job.name === BATCH_JOB_NAME ? (job.data as { messages: Array<{ messageKey: string }> }).messages.map((m) => m.messageKey) : [(job.data as { messageKey: string }).messageKey];
     const decideJobs = (await Promise.all(rt.queues.decideAll.map((q) => q.getJobs(['completed'])))).flat().filter((j) => carried(j).some((k) => ours.has(k)));
     const decided = decideJobs.flatMap(carried);
     expect(decided.sort()).toEqual([...ours].sort());
@@ -139,11 +139,11 @@ describe(`one event, many arrivals (${testBackendKind()} Redis)`, () => {
       // come from three masters in turns of their own: a batch forms only when
       // one partition gets several first arrivals in one turn, which this small
       // run need not show. The sends above are what must hold there.)
-      expect(decideJobs.filter((j) => j.name === DECIDE_BATCH_JOB_NAME).length).toBeGreaterThan(0);
+      expect(decideJobs.filter((j) => j.name === BATCH_JOB_NAME).length).toBeGreaterThan(0);
       expect(decideJobs.length).toBeLessThan(60);
       const deliverBatches = (await Promise.all(rt.queues.deliverAll.map((q) => q.getJobs(['completed']))))
         .flat()
-        .filter((j) => j.name === DELIVER_BATCH_JOB_NAME && (j.data as unknown as { operations: Array<{ messageKey: string }> }).operations.some((o) => ours.has(o.messageKey)));
+        .filter((j) => j.name === BATCH_JOB_NAME && (j.data as unknown as { operations: Array<{ messageKey: string }> }).operations.some((o) => ours.has(o.messageKey)));
       const messagesPerBatch = deliverBatches.map((j) => new Set((j.data as unknown as { operations: Array<{ messageKey: string }> }).operations.map((o) => o.messageKey)).size);
       expect(Math.max(...messagesPerBatch)).toBeGreaterThan(1);
     }

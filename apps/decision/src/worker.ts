@@ -1,27 +1,25 @@
 import { UnrecoverableError } from 'bullmq';
 import { partitionOf, type DecideJobData, type DeliverJobData, type RecipientKind } from '@singleshot/core';
 import {
-  DECIDE_BATCH_JOB_NAME,
+  BatchRunner,
   QUEUES,
   TurnCoalescer,
   addDead,
-  decideJobSchema,
   enqueueDeliveryJobs,
   enqueueRenders,
-  formatIssues,
   handOffInvalidDecide,
   requeueDecide,
+  type BatchOutcome,
   type DecideBatchJobData,
 } from '@singleshot/queues';
 import { recipientKindOf } from '@singleshot/providers';
 import { waitReplicasOf } from '@singleshot/config';
 import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/runtime';
 import { decide, type DecideOutcome } from './decide';
-import { decideBatch, type DecideBatchOutcome } from './decide-batch';
 
 export interface DecisionApp {
   /** One BullMQ worker per consumed decide partition. */
-  worker: PartitionWorkers<DecideJobData | DecideBatchJobData, DecideOutcome | DecideBatchOutcome>;
+  worker: PartitionWorkers<DecideJobData | DecideBatchJobData, DecideOutcome | BatchOutcome>;
   close(): Promise<void>;
 }
 
@@ -66,35 +64,32 @@ export function startDecision(rt: Runtime): DecisionApp {
     deadOnArrival: { operations: rt.operations, addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record), workerId: rt.workerId },
   };
   const partitions = consumedPartitions(rt.keys, QUEUES.decide, undefined, rt.config.redis.formerPartitions);
-  /** One message's decision, with its info line (built only when `info` is on). */
-  const decideLogged = async (data: DecideJobData, jobId: string | undefined, jobAttempt: number): Promise<DecideOutcome> => {
-    const outcome = await decide(data, deps);
-    if (logger.isLevelEnabled('info')) logger.info({ event: 'decided', messageKey: data.messageKey, jobId, jobAttempt, ...outcome }, 'decided');
-    return outcome;
-  };
-  const worker = new PartitionWorkers<DecideJobData | DecideBatchJobData, DecideOutcome | DecideBatchOutcome>(
+  // A decide job of its own is a batch of one: the runner (libs/queues
+  // batch-runner.ts) validates, logs, counts and hands on for both kinds.
+  const runner = new BatchRunner<DecideJobData, DecideOutcome>(
+    {
+      queue: 'decide',
+      run: (data) => decide(data, deps),
+      kindOf: (outcome) => (outcome.redelivered ? 'redelivered' : 'decided'),
+      // A decision never waits: a failed one throws, and BullMQ's backoff retries it.
+      againAfterMs: () => undefined,
+      logFields: (data, outcome) => ({ messageKey: data.messageKey, ...outcome }),
+      invalid: async (entry, where) => {
+        // Poison: a payload no version of this code can decide, and no operation
+        // exists yet to DLQ. A job of its own fails at once, kept in the failed
+        // set with the reason; a batch's entry is handed to such a job.
+        if (where.alone) throw new UnrecoverableError(`invalid decide job: ${where.issues.join('; ')}`);
+        await handOffInvalidDecide(rt.queues, where.queueQualifiedName, entry, `${String(where.jobId)}-invalid-${where.index}`);
+        return undefined;
+      },
+      handOff: (data, delayMs, batchJobId) => requeueDecide(rt.queues, data, batchJobId, delayMs),
+    },
+    logger,
+  );
+  const worker = new PartitionWorkers<DecideJobData | DecideBatchJobData, DecideOutcome | BatchOutcome>(
     rt,
     partitions,
-    async (job) => {
-      if (job.name === DECIDE_BATCH_JOB_NAME) {
-        return decideBatch(job, {
-          decideOne: (data) => decideLogged(data, job.id, job.attemptsMade),
-          requeue: (data) => requeueDecide(rt.queues, data, String(job.id)),
-          poison: (entry, index) => handOffInvalidDecide(rt.queues, job.queueQualifiedName, entry, `${String(job.id)}-invalid-${index}`),
-          logger,
-        });
-      }
-      const parsed = decideJobSchema.safeParse(job.data);
-      if (!parsed.success) {
-        // Poison: a payload no version of this code can decide. Fails at once, kept
-        // in the failed set with the reason (no operation exists yet to DLQ).
-        const issues = formatIssues(parsed.error);
-        const messageKey = (job.data as { messageKey?: unknown } | undefined)?.messageKey;
-        logger.error({ event: 'invalid_decide_job', jobId: job.id, messageKey, jobAttempt: job.attemptsMade, issues }, 'invalid decide job');
-        throw new UnrecoverableError(`invalid decide job: ${issues.join('; ')}`);
-      }
-      return decideLogged(parsed.data as DecideJobData, job.id, job.attemptsMade);
-    },
+    (job) => runner.run(job),
     {
       connectionName: 'decide-worker',
       // The processor's writes (deliver jobs, the decision record) go out on

@@ -7,11 +7,12 @@ import type { DeliverDeps, DeliverOutcome } from './deliver-types';
  * invariant 9: poison does not loop): recorded dead at once with reason
  * `invalid_payload`, for a single job and for each unparsable operation of a
  * batch alike. `operationKey` is the operation's key where it has one, else
- * the job id (with the operation's place in a batch).
+ * the job id (with the operation's place in a batch). The runner logs it
+ * (`invalid_deliver_job`, libs/queues batch-runner.ts).
  */
 export async function recordInvalidJob(
-  deps: Pick<DeliverDeps, 'operations' | 'addDead' | 'logger' | 'metrics' | 'now'>,
-  entry: { operationKey: string; data: unknown; issues: string[]; jobId: string | undefined },
+  deps: Pick<DeliverDeps, 'operations' | 'addDead' | 'metrics' | 'now'>,
+  entry: { operationKey: string; data: unknown; issues: string[] },
 ): Promise<DeliverOutcome> {
   const data = entry.data !== null && typeof entry.data === 'object' ? (entry.data as Record<string, unknown>) : { value: entry.data };
   await ensureDeadRecord(deps, {
@@ -21,6 +22,5 @@ export async function recordInvalidJob(
     error: { code: 'INVALID_JOB' satisfies ErrorCode, message: entry.issues.join('; ') },
   });
   deps.metrics.dead.inc({ channel: 'unknown', reason: 'invalid_payload' });
-  deps.logger.error({ event: 'invalid_deliver_job', jobId: entry.jobId, operationKey: entry.operationKey, issues: entry.issues }, 'invalid deliver job: recorded in the DLQ');
   return { kind: 'dead', reason: 'invalid_payload' };
 }

@@ -51,7 +51,7 @@ const NO_JOB_RECHECK_MS = 3_600_000;
  * a few commands per overdue operation, not a scan of the keyspace.
  *
  * Jobs are looked up by operation key, so an operation carried by a `batch`
- * job (deliver-batch.ts) looks jobless here. Once its lock has expired (its
+ * job (libs/queues batch-runner.ts) looks jobless here. Once its lock has expired (its
  * batch's worker died, say) the sweeper re-adds a single job while BullMQ
  * may also hand the stalled batch to another worker. Chosen, not
  * overlooked: the claim lets one of them through at a time and a sent

@@ -2,13 +2,12 @@ import { DelayedError } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
 import { waitReplicasOf, type RateLimitConfig } from '@singleshot/config';
 import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider } from '@singleshot/providers';
-import { DELIVER_BATCH_JOB_NAME, QUEUES, addDead, deliverJobSchema, formatIssues, requeueDelivery, type DeliverBatchJobData } from '@singleshot/queues';
+import { BatchRunner, QUEUES, addDead, requeueDelivery, type BatchOutcome, type DeliverBatchJobData } from '@singleshot/queues';
 import { RateLimiter, ReplicaBarrier } from '@singleshot/store';
 import { PartitionWorkers, consumedPartitions, documentLinkSecret, type Runtime } from '@singleshot/runtime';
 import { signDocumentLink } from '@singleshot/documents';
 import { deliver, type DeliverDeps, type DeliverOutcome } from './deliver';
 import { CallLimit } from './call-limit';
-import { deliverBatch, type BatchOutcome } from './deliver-batch';
 import { recordInvalidJob } from './invalid-job';
 import { RecoverySweeper } from './sweeper';
 import { WaitingBoard } from './waiting';
@@ -35,9 +34,11 @@ export function buildProviders(rt: Pick<Runtime, 'config' | 'logger'>): Map<stri
 }
 
 /**
- * Starts the deliver worker. Retries and lock conflicts are re-scheduled with
- * `moveToDelayed` (the job stays the same, its id stays the operation key), so
- * a retry can never be lost between "failed" and "re-added".
+ * Starts the deliver worker. A deliver job of its own is a batch of one: the
+ * runner (libs/queues batch-runner.ts) runs every job's operations, and an
+ * operation that ends `retry`, `conflict` or `waiting` runs again in its own
+ * job, delayed (the job itself when it is alone, a new one under its key when
+ * it shared a batch).
  */
 export function startDelivery(rt: Runtime, options: { providers?: Map<string, Provider[]> } = {}): DeliveryApp {
   const logger = rt.logger.child({ component: 'delivery' });
@@ -110,46 +111,29 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   const partitions = consumedPartitions(rt.keys, QUEUES.deliver, delivery.partitions, rt.config.redis.formerPartitions);
   // delivery.concurrency bounds operations in flight per process, single jobs and batches alike.
   const limit = new CallLimit(delivery.concurrency);
-  const batchDeps = {
-    deliverOne: (op: DeliverJobData) => limit.run(() => deliver(op, deps)),
-    // An operation of a batch that has to be tried again (retry, lock conflict) gets its own
-    // deliver job under its operation key, added before the batch completes (invariants 2, 7).
-    followUp: (op: DeliverJobData, delayMs: number) => requeueDelivery(rt.queues, op, { delayMs }),
-    invalid: (entry: Parameters<typeof recordInvalidJob>[1]) => recordInvalidJob(deps, entry),
+  const runner = new BatchRunner<DeliverJobData, DeliverOutcome>(
+    {
+      queue: 'deliver',
+      run: (op) => limit.run(() => deliver(op, deps)),
+      kindOf: (outcome) => outcome.kind,
+      againAfterMs: (outcome) => (outcome.kind === 'retry' || outcome.kind === 'conflict' || outcome.kind === 'waiting' ? outcome.delayMs : undefined),
+      logFields: (op, outcome) => ({ operationKey: op.operationKey, messageKey: op.messageKey, channel: op.channel, outcome }),
+      invalid: (entry, where) => recordInvalidJob(deps, { operationKey: where.key, data: entry, issues: where.issues }),
+      // Under the operation key, the id replay, the sweeper and the render's wake-up look up.
+      handOff: (op, delayMs) => requeueDelivery(rt.queues, op, { delayMs }),
+      // The fenced commits (and hand-offs) must be on a replica before the job
+      // completes: a failover could otherwise take the endings with it (an
+      // in-doubt claim is left, which the provider lookup reconciles).
+      ...(replicated
+        ? { replicate: (ops: readonly DeliverJobData[], queueName: string) => rt.replicate(rt.redis, [...ops.map((op) => rt.keys.op(op.operationKey)), queueName]) }
+        : {}),
+    },
     logger,
-    ...(replicated
-      ? { replicate: (operationKeys: string[], queueName: string) => rt.replicate(rt.redis, [...operationKeys.map((k) => rt.keys.op(k)), queueName]) }
-      : {}),
-  };
+  );
   const worker = new PartitionWorkers<DeliverJobData | DeliverBatchJobData, DeliverOutcome | BatchOutcome>(
     rt,
     partitions,
-    async (job, token) => {
-      if (job.name === DELIVER_BATCH_JOB_NAME) return deliverBatch(job, batchDeps);
-      const parsed = deliverJobSchema.safeParse(job.data);
-      if (!parsed.success) {
-        return recordInvalidJob(deps, { operationKey: String(job.id), data: job.data, issues: formatIssues(parsed.error), jobId: job.id });
-      }
-      const outcome = await limit.run(() => deliver(parsed.data, deps));
-      // The fenced commit must be on a replica before the job completes: a
-      // failover could otherwise take the ending with it (an in-doubt claim is
-      // left, which the provider lookup reconciles). Throws → BullMQ retries the job.
-      if (replicated) await rt.replicate(rt.redis, [rt.keys.op(parsed.data.operationKey), job.queueQualifiedName]);
-      // One line per attempt with the keys an operator greps for; `jobAttempt`
-      // is BullMQ's count (infrastructure retries), the operation's own attempt
-      // number is in `singleshot ops show`. Built only when `info` is on.
-      if (logger.isLevelEnabled('info')) {
-        logger.info(
-          { event: 'delivery_ended', operationKey: parsed.data.operationKey, messageKey: parsed.data.messageKey, jobId: job.id, jobAttempt: job.attemptsMade, channel: parsed.data.channel, outcome },
-          `delivery ${outcome.kind}`,
-        );
-      }
-      if (outcome.kind === 'retry' || outcome.kind === 'conflict' || outcome.kind === 'waiting') {
-        await job.moveToDelayed(Date.now() + outcome.delayMs, token);
-        throw new DelayedError();
-      }
-      return outcome;
-    },
+    (job, token) => runner.run(job, token),
     {
       connectionName: 'deliver-worker',
       concurrency: rt.config.delivery.concurrency,

@@ -31,12 +31,11 @@ export const LOG_EVENTS = {
   worker_error: 'a queue worker reported an error (connection, script)',
   job_attempt_failed: 'a job attempt failed on infrastructure; the queue retries it',
   partition_consumer_stuck: 'a queue partition has no working consumer; its worker is replaced',
+  batch_member_requeued: 'a member of a batch job (a message, an operation) failed and is tried again in a job of its own',
   // Decision
   decided: 'a decide job ended (info)',
-  decide_requeued: 'a message failed inside a decide batch and is tried again in a job of its own',
   decide_job_failed: 'a decide job failed for good',
-  invalid_decide_job: 'a decide job fails validation: it fails at once',
-  invalid_decide_entry: 'an invalid entry in a decide batch: handed to a job of its own, which fails',
+  invalid_decide_job: 'a decide job, or an entry of a decide batch, fails validation: it fails at once (an entry in a job of its own)',
   invalid_recipient: 'a recipient refused at fan-out: the operation ended dead',
   message_unrouted: 'a message made no operation (no route, no recipient)',
   // Delivery
@@ -44,7 +43,7 @@ export const LOG_EVENTS = {
   operation_dead: 'an operation ended dead and is recorded in the DLQ',
   operation_suppressed: 'an operation ended suppressed',
   operation_waiting: 'an operation waits for its document',
-  invalid_deliver_job: 'a deliver job fails validation: recorded in the DLQ at once',
+  invalid_deliver_job: 'a deliver job, or an operation of a batch, fails validation: recorded in the DLQ at once',
   fence_superseded: 'a commit was rejected: a later claim owns the operation or document',
   lease_lost: 'a lease was lost; the holder stops and will not commit',
   provider_fallback: 'a send falls back to the next provider',

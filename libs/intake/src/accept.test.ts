@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventMessageKey, type IngestInput } from '@singleshot/core';
 import { parseConfig } from '@singleshot/config';
-import { DECIDE_BATCH_JOB_NAME, type DecideBatchJobData, type Queues } from '@singleshot/queues';
+import { BATCH_JOB_NAME, type DecideBatchJobData, type Queues } from '@singleshot/queues';
 import { createRuntime, type Runtime } from '@singleshot/runtime';
 import { MessageStore } from '@singleshot/store';
 import { startTestRedis, waitUntil, type TestRedis } from '@singleshot/test-harness';
@@ -130,7 +130,7 @@ describe('Acceptor', () => {
     expect(results.map((r) => r.status).sort()).toEqual(['accepted', 'accepted', 'accepted', 'duplicate']);
     expect(adds()).toBe(1);
     const jobs = await rt.queues.decide.getJobs(['waiting']);
-    const batch = jobs.find((j) => j.name === DECIDE_BATCH_JOB_NAME && (j.data as unknown as DecideBatchJobData).messages.some((m) => m.messageKey === m1.messageKey));
+    const batch = jobs.find((j) => j.name === BATCH_JOB_NAME && (j.data as unknown as DecideBatchJobData).messages.some((m) => m.messageKey === m1.messageKey));
     expect((batch?.data as unknown as DecideBatchJobData).messages.map((m) => m.messageKey).sort()).toEqual([m1, m2, m3].map((m) => m.messageKey).sort());
     for (const m of [m1, m2, m3]) expect((await rt.messages.get(m.messageKey))?.queuedAt).toBeGreaterThan(0);
   });

@@ -10,7 +10,7 @@ export interface AcceptDeps {
   /**
    * Decide queues; a message's job goes to its message key's partition. The
    * first arrivals of one event-loop turn share `batch` decide jobs
-   * (libs/queues decide-batch.ts); a message alone gets its own job.
+   * (libs/queues batch-jobs.ts); a message alone gets its own job.
    */
   decideQueues: Pick<Queues, 'decideOf'>;
   /**

@@ -2,12 +2,12 @@
 export const QUEUES = {
   /**
    * Classify, route, fan out: a `decide` job per message (jobId = message key), or a
-   * `batch` job carrying the messages ingest accepted in one turn (decide-batch.ts).
+   * `batch` job carrying the messages ingest accepted in one turn (batch-jobs.ts).
    */
   decide: 'decide',
   /**
    * Claim, send, commit: a `deliver` job per operation (jobId = operation key), or a
-   * `batch` job carrying several operations, of one message or several (deliver-batch.ts).
+   * `batch` job carrying several operations, of one message or several (batch-jobs.ts).
    */
   deliver: 'deliver',
   /** One job per document (jobId = document key): generate, store, wake the waiting deliveries. */

@@ -36,10 +36,10 @@ export const DECIDE_OPTIONS: JobsOptions = {
   removeOnFail: { age: 7 * 86_400 },
 };
 
-/** Options of every deliver job, single-operation and batch alike (deliver-batch.ts). */
+/** Options of every deliver job, single-operation and batch alike (batch-jobs.ts). */
 export const DELIVER_OPTIONS: JobsOptions = {
   // Retries of provider errors are scheduled by the delivery worker itself
-  // (moveToDelayed, attempts counted in the operation state). BullMQ attempts only
+  // (batch-runner.ts, attempts counted in the operation state). BullMQ attempts only
   // cover infrastructure failures inside the worker, such as Redis going away.
   attempts: 50,
   backoff: { type: 'exponential', delay: 500 },

@@ -42,8 +42,8 @@ export const decideJobSchema = z.object({
 /**
  * A decide job of the `batch` kind, as ingest writes it: the first arrivals of
  * several messages accepted in one event-loop turn that share a decide
- * partition (decide-batch.ts). The worker checks each entry on its own against
- * `decideJobSchema` (apps/decision decide-batch.ts), so one bad entry does not
+ * partition (batch-jobs.ts). The worker checks each entry on its own against
+ * `decideJobSchema` (batch-runner.ts), so one bad entry does not
  * sink the others; there is no schema of the batch as a whole.
  */
 export interface DecideBatchJobData {
@@ -67,7 +67,7 @@ export const deliverJobSchema = z.object({
 
 /**
  * A deliver job of the `batch` kind: several operations (of one message or of
- * several) that share a deliver partition and need no document (deliver-batch.ts). Each
+ * several) that share a deliver partition and need no document (batch-jobs.ts). Each
  * operation is still claimed, sent and committed on its own.
  */
 export const deliverBatchJobSchema = z.object({
