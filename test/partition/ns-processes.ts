@@ -80,6 +80,8 @@ export interface NsApp {
   tail(): string;
   /** Resolves with the `singleshot_started` line once it is logged. */
   started(): Promise<Record<string, unknown>>;
+  /** Status of `GET <path>` on its health server (`/readyz`), read over `metricsHost`. */
+  status(path: string): Promise<number>;
   /** Sum of one metric's samples whose labels include `labels`, read over `metricsHost`. */
   metric(name: string, labels?: Record<string, string>): Promise<number>;
   exitedEarly(): boolean;
@@ -148,6 +150,12 @@ export function spawnInNamespace(name: string, ns: string, app: string, configFi
     events,
     tail: () => lines.join('\n'),
     started,
+    status: async (path) => {
+      const port = (await started()).metricsPort as number;
+      const res = await fetch(`http://${metricsHost ?? '127.0.0.1'}:${port}${path}`, { signal: AbortSignal.timeout(5000) });
+      await res.text();
+      return res.status;
+    },
     metric: async (metricName, labels = {}) => {
       const port = (await started()).metricsPort as number;
       const text = await (await fetch(`http://${metricsHost ?? '127.0.0.1'}:${port}/metrics`, { signal: AbortSignal.timeout(5000) })).text();

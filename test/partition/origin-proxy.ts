@@ -16,6 +16,10 @@ export interface ProxiedRequest {
   providerAnsweredAt: number | undefined;
   /** When the answer was passed on to the caller. */
   answeredAt: number | undefined;
+  /** Kept from the provider until the caller gave up: the provider never saw it. */
+  parked: boolean;
+  /** When the caller of a parked POST went away. */
+  callerLeftAt: number | undefined;
 }
 
 /**
@@ -30,10 +34,16 @@ export interface ProxiedRequest {
  * done and whose commit cannot reach Redis. A caller that goes away (its
  * deadline) cuts the upstream request too, so the provider sees the abort as
  * a provider would.
+ *
+ * `parkEvery` = n keeps every n-th POST from the provider altogether until
+ * its caller gives up (its deadline, or its lease lost): a send that never
+ * arrived, which the next holder's lookup must find missing and send itself.
  */
 export class OriginProxy {
   readonly requests: ProxiedRequest[] = [];
   holdAnswersMs = 0;
+  parkEvery = 0;
+  private posts = 0;
   private readonly sockets = new Set<Socket>();
   private readonly server = createServer((req, res) => this.handle(req, res));
   private port = 0;
@@ -66,6 +76,11 @@ export class OriginProxy {
     });
   }
 
+  /** POSTs kept from the provider (see `parkEvery`) whose caller is still waiting. */
+  parkedWaiting(): ProxiedRequest[] {
+    return this.requests.filter((r) => r.parked && r.callerLeftAt === undefined);
+  }
+
   /** POSTs from this origin whose provider answer was 2xx. */
   acceptedPosts(): ProxiedRequest[] {
     return this.requests.filter((r) => r.method === 'POST' && r.status !== undefined && r.status < 300);
@@ -91,8 +106,16 @@ export class OriginProxy {
       receivedAt: Date.now(),
       providerAnsweredAt: undefined,
       answeredAt: undefined,
+      parked: false,
+      callerLeftAt: undefined,
     };
     this.requests.push(record);
+    if (record.method === 'POST' && this.parkEvery > 0 && ++this.posts % this.parkEvery === 0) {
+      record.parked = true;
+      res.on('close', () => (record.callerLeftAt = Date.now()));
+      req.resume();
+      return;
+    }
     const hold = record.method === 'POST' ? this.holdAnswersMs : 0;
     const headers = { ...req.headers };
     delete headers.connection;

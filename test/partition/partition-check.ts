@@ -10,6 +10,8 @@ export interface PartitionSummary {
   victimClaimsAtCut: number;
   victimAnswersHeldAtCut: number;
   victimAnsweredDuringCut: number;
+  /** Victim sends kept from the provider at the cut: their claims must be sent by the good process. */
+  victimSendsNeverArrivedAtCut: number;
   /** The victim's `singleshot_stale_commits_total{queue="deliver"}`: its commits rejected by a later fence. */
   fencedCommits: number;
   /** The victim's `fence_superseded` log events (one per fenced commit). */
@@ -25,6 +27,8 @@ export interface PartitionSummary {
   lost: number;
   notTerminal: number;
   providerPosts: { victim: number; good: number };
+  /** Provider calls of the victim for the second batch (it resumed). */
+  victimPostsAfterHeal: number;
   cutToHealMs: number;
 }
 
@@ -84,6 +88,9 @@ export async function checkPartition(run: PartitionRun): Promise<PartitionVerdic
   const fencedCommits = await apps.victim.metric('singleshot_stale_commits_total', { queue: 'deliver' });
   if (run.heldAtCut.size === 0) violations.push('the victim held no claim at the cut: the partition tested nothing');
   if (fencedCommits < 1) violations.push('no commit of the victim was fenced off');
+  if (byGood < run.parkedAtCut) violations.push(`${run.parkedAtCut} victim sends never reached the provider at the cut, but the good process sent only ${byGood} of the held claims`);
+  if (fencedCommits < run.answeredDuringCut) violations.push(`${run.answeredDuringCut} victim sends were answered during the cut, only ${fencedCommits} of its commits were fenced off`);
+  if (run.victimPostsAfterHeal === 0) violations.push('the victim did not deliver anything of the second batch after the heal');
   for (const app of [apps.front, apps.victim, apps.good]) {
     if (app?.exitedEarly()) violations.push(`${app.name} exited on its own: ${app.tail().slice(-800)}`);
   }
@@ -95,6 +102,7 @@ export async function checkPartition(run: PartitionRun): Promise<PartitionVerdic
     victimClaimsAtCut: run.heldAtCut.size,
     victimAnswersHeldAtCut: run.answersHeldAtCut,
     victimAnsweredDuringCut: run.answeredDuringCut,
+    victimSendsNeverArrivedAtCut: run.parkedAtCut,
     fencedCommits,
     fenceSupersededLogs: apps.victim.events.get('fence_superseded') ?? 0,
     victimStaleAttempts: await apps.victim.metric('singleshot_deliveries_total', { result: 'stale' }),
@@ -105,6 +113,7 @@ export async function checkPartition(run: PartitionRun): Promise<PartitionVerdic
     lost: check.lost,
     notTerminal: check.notTerminal,
     providerPosts: { victim: proxies.victim.requests.filter((r) => r.method === 'POST').length, good: proxies.good.requests.filter((r) => r.method === 'POST').length },
+    victimPostsAfterHeal: run.victimPostsAfterHeal,
     cutToHealMs: run.timing.healAt - run.timing.cutAt,
   };
   return { summary, check, violations };

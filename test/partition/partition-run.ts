@@ -13,6 +13,10 @@ import { OriginProxy, type ProxiedRequest } from './origin-proxy';
 const INGEST_PORT = 18080;
 /** How long the proxy keeps the provider's answer from the victim before the cut: claims held, sends done, commits not yet made. */
 const VICTIM_HOLD_MS = 700;
+/** Every n-th victim POST never reaches the provider (until the victim gives up on it): at the cut, some claims have no send. */
+const VICTIM_PARK_EVERY = 4;
+/** The same for the good process after the heal, so that the resumed victim gets a share of the second batch. */
+const RESUME_GOOD_HOLD_MS = 300;
 
 /** Everything a partition run leaves for the checks, and what it must close. */
 export interface PartitionRun {
@@ -28,16 +32,28 @@ export interface PartitionRun {
   heldAtCut: Map<string, string>;
   /** Victim POSTs the provider had accepted and whose answer the proxy still held at the cut. */
   answersHeldAtCut: number;
+  /** Victim POSTs the proxy kept from the provider at the cut (the victim still waiting on them). */
+  parkedAtCut: number;
   /** Victim POSTs whose answer reached the victim while it could not reach Redis. */
   answeredDuringCut: number;
   shaping: string;
   /** Phase lines for the printout (`delay: 9 victim sends under tbf rate 64kbit …`). */
   phases: string[];
   timing: { cutAt: number; healAt: number };
+  /** Provider calls the victim made for the second batch, after the heal. */
+  victimPostsAfterHeal: number;
+}
+
+/** What `setUp` leaves running: the namespaces and links, Redis, the provider, the first processes. */
+export interface PartitionSetup extends Pick<PartitionRun, 'lab' | 'redis' | 'sink' | 'proxies' | 'rt'> {
+  apps: { front: NsApp; victim: NsApp };
+  links: Record<'good' | 'victimRedis' | 'victimSink', Link>;
+  /** Config of the processes in the good namespace (the good delivery process starts at the cut). */
+  goodConfig: string;
 }
 
 /** The namespaces, links and processes; phases are run by `drive`. */
-export async function setUp(closers: Array<() => unknown>): Promise<Omit<PartitionRun, 'events' | 'operations' | 'heldAtCut' | 'answersHeldAtCut' | 'answeredDuringCut' | 'shaping' | 'phases' | 'timing'> & { links: Record<'good' | 'victimRedis' | 'victimSink', Link>; goodConfig: string }> {
+export async function setUp(closers: Array<() => unknown>): Promise<PartitionSetup> {
   const lab = new NetnsLab();
   closers.push(() => lab.destroy());
   const front = lab.namespace('g');
@@ -118,7 +134,7 @@ const held = (r: ProxiedRequest) => r.method === 'POST' && r.providerAnsweredAt 
  * the link heals and the victim's stale commits reach Redis; then a second
  * batch runs with both workers.
  */
-export async function drive(base: Awaited<ReturnType<typeof setUp>>, closers: Array<() => unknown>): Promise<PartitionRun> {
+export async function drive(base: PartitionSetup, closers: Array<() => unknown>): Promise<PartitionRun> {
   const { lab, links, proxies, rt, apps } = base;
   const ingestUrl = `http://${links.good.innerAddress}:${INGEST_PORT}`;
   const phases: string[] = [];
@@ -131,21 +147,23 @@ export async function drive(base: Awaited<ReturnType<typeof setUp>>, closers: Ar
   };
 
   // Delay: the victim alone, its Redis link slowed, its provider answers held back.
-  const shaping = lab.shape(links.victimRedis, { delayMs: 150, rateKbit: 64 });
+  const shaping = lab.shape(links.victimRedis, { delayMs: 150, rateKbit: 128 });
   proxies.victim.holdAnswersMs = VICTIM_HOLD_MS;
+  proxies.victim.parkEvery = VICTIM_PARK_EVERY;
   const first = makeEvents(0, 40, 'a');
   await publish(ingestUrl, first);
   await waitUntil(() => proxies.victim.acceptedPosts().length >= 10, 'the victim to send 10 operations over the slowed link', { timeoutMs: 90_000, intervalMs: 20 });
-  await waitUntil(() => proxies.victim.requests.some(held), 'a victim send accepted and not yet answered', { timeoutMs: 30_000, intervalMs: 5 });
+  await waitUntil(() => proxies.victim.requests.some(held) && proxies.victim.parkedWaiting().length > 0, 'a victim send accepted and not yet answered, and one kept from the provider', { timeoutMs: 30_000, intervalMs: 5 });
   note(`${at()} delay: victim sent ${proxies.victim.acceptedPosts().length} operations over its Redis link shaped with \`${shaping}\``);
 
   // Cut: both ends of the victim's Redis link down; its provider link stays up.
   lab.cut(links.victimRedis);
   const cutAt = Date.now();
   const answersHeldAtCut = proxies.victim.requests.filter(held).length;
+  const parkedAtCut = proxies.victim.parkedWaiting().length;
   const heldAtCut = await claimsHeldBy(rt.redis, rt.keys, apps.victim.pid);
   lab.unshape(links.victimRedis);
-  note(`${at()} cut: victim's Redis link down, holding ${heldAtCut.size} claims, ${answersHeldAtCut} accepted sends unanswered`);
+  note(`${at()} cut: victim's Redis link down, holding ${heldAtCut.size} claims: ${answersHeldAtCut} sends accepted and unanswered, ${parkedAtCut} sends kept from the provider`);
 
   const good = spawnInNamespace('good delivery', links.good.ns, 'delivery', base.goodConfig, links.good.innerAddress);
   closers.push(() => good.stop());
@@ -162,10 +180,14 @@ export async function drive(base: Awaited<ReturnType<typeof setUp>>, closers: Ar
   await waitUntil(async () => (await apps.victim.metric('singleshot_stale_commits_total', { queue: 'deliver' })) >= wantFenced, `the victim's ${wantFenced} stale commit(s) to be fenced off`, { timeoutMs: 120_000, intervalMs: 250 });
   note(`${at()} heal: link up; victim's stale commits fenced: ${await apps.victim.metric('singleshot_stale_commits_total', { queue: 'deliver' })}`);
 
-  // Resume: a second batch with both workers.
+  // Resume: the victim ready again, a second batch for both workers; the good
+  // one's answers are held back a little so that the victim gets its share.
+  await waitUntil(() => apps.victim.status('/readyz').then((s) => s === 200, () => false), 'the victim to be ready again after the heal', { timeoutMs: 60_000, intervalMs: 200 });
   proxies.victim.holdAnswersMs = 0;
+  proxies.victim.parkEvery = 0;
+  proxies.good.holdAnswersMs = RESUME_GOOD_HOLD_MS;
   const victimPostsBefore = proxies.victim.requests.length;
-  const second = makeEvents(first.length, 20, 'b');
+  const second = makeEvents(first.length, 30, 'b');
   await publish(ingestUrl, second);
   const events = [...first, ...second];
   const operations = expectedOperations(events);
@@ -173,7 +195,8 @@ export async function drive(base: Awaited<ReturnType<typeof setUp>>, closers: Ar
   // Redeliveries of finished operations still queued run now, so a late duplicate would be seen.
   await waitForQueuesIdle(rt.queues, { timeoutMs: 60_000, intervalMs: 250 });
   await new Promise((r) => setTimeout(r, 1000));
-  note(`${at()} resume: all ${operations.size} operations ended; victim made ${proxies.victim.requests.length - victimPostsBefore} provider calls after the heal`);
+  const victimAfterHeal = proxies.victim.requests.slice(victimPostsBefore).filter((r) => r.method === 'POST').length;
+  note(`${at()} resume: all ${operations.size} operations ended; the victim made ${victimAfterHeal} of the second batch's provider calls`);
 
-  return { ...base, apps: { ...apps, good }, events, operations, heldAtCut, answersHeldAtCut, answeredDuringCut, shaping, phases, timing: { cutAt, healAt } };
+  return { ...base, apps: { ...apps, good }, events, operations, heldAtCut, answersHeldAtCut, parkedAtCut, answeredDuringCut, shaping, phases, timing: { cutAt, healAt }, victimPostsAfterHeal: victimAfterHeal };
 }
