@@ -53,8 +53,9 @@ export interface PartitionSetup extends Pick<PartitionRun, 'lab' | 'redis' | 'si
 }
 
 /** The namespaces, links and processes; phases are run by `drive`. */
-export async function setUp(closers: Array<() => unknown>): Promise<PartitionSetup> {
+export async function setUp(closers: Array<() => unknown>, onLab: (lab: NetnsLab) => void = () => undefined): Promise<PartitionSetup> {
   const lab = new NetnsLab();
+  onLab(lab);
   closers.push(() => lab.destroy());
   const front = lab.namespace('g');
   const island = lab.namespace('v');

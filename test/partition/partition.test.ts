@@ -35,8 +35,8 @@ describe.skipIf(unavailable !== undefined)('partition on real interfaces (networ
     const cleared = clearLeftovers();
     if (cleared.length > 0) print(`[partition] removed leftovers of earlier runs: ${cleared.join(', ')}`);
     const started = Date.now();
-    const base = await setUp(closers);
-    lab = base.lab;
+    // Known before the set-up can fail half-way, so afterAll checks its cleanup either way.
+    const base = await setUp(closers, (made) => (lab = made));
     const run = await drive(base, closers);
     const verdict = await checkPartition(run);
 
