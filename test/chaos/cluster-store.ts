@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { CLUSTER_SLOTS_REFRESH_MS } from '@singleshot/store';
 import { startFaultProxy, startTestRedisCluster, waitUntil, type ClusterNode, type FaultProxy } from '@singleshot/test-harness';
 import type { ChaosStore, FaultContext } from './chaos-store';
 import type { ServerFaultAction } from './fault-schedule';
@@ -27,9 +28,11 @@ export interface ClusterStoreOptions {
  * killed master's own data is not what survives it (its replica's is, and the
  * old master resyncs from it when it comes back).
  *
- * Server faults run one at a time, each healed before the next begins (a
- * master with no replica must not be the next victim: two failures on one
- * shard lose writes by design, see docs/protocol.md):
+ * Server faults run one at a time, each healed before the next begins, and
+ * healed for the clients too: the next waits until their slot maps reloaded
+ * (CLUSTER_SLOTS_REFRESH_MS) and list the rejoined replica. A master with no
+ * replica must not be the next victim: two failures on one shard before the
+ * first is healed can lose writes by design (docs/protocol.md).
  * - `kill-master`: SIGKILL, wait for the replica's promotion, stay down
  *   `downMs`, restart (it rejoins as a replica and resyncs);
  * - `stop-master`: SIGSTOP past the node timeout, wait until its replica was
@@ -58,22 +61,30 @@ export async function startClusterStore(options: ClusterStoreOptions): Promise<C
     return masters[pick % Math.max(1, masters.length)];
   };
   const name = (node: ClusterNode) => `master ${node.address} (proxy ${proxyOf(node).port})`;
+  /** Waits for `victim`'s failover; names the master that took its slots (for the timeline). */
+  const failover = async (victim: ClusterNode, before: readonly ClusterNode[]): Promise<string> => {
+    await cluster.waitForPromotion(victim, FAILOVER_TIMEOUT_MS);
+    const promoted = (await cluster.masters()).find((m) => !before.includes(m));
+    return promoted ? promoted.address : 'its former replica';
+  };
 
   const killMaster = async (action: Extract<ServerFaultAction, { kind: 'kill-master' }>, ctx: FaultContext) => {
+    const before = await cluster.masters();
     const victim = await master(action.pick);
     if (!victim) return;
     await cluster.kill9(victim);
     ctx.count('kill-master');
     ctx.note(`SIGKILL ${name(victim)}`);
     const from = Date.now();
-    await cluster.waitForPromotion(victim, FAILOVER_TIMEOUT_MS);
-    ctx.note(`failover: ${victim.address}'s slots served by its former replica after ${Date.now() - from} ms; down another ${action.downMs} ms`);
+    const promoted = await failover(victim, before);
+    ctx.note(`failover: ${victim.address}'s slots served by ${promoted} after ${Date.now() - from} ms; down another ${action.downMs} ms`);
     await sleep(action.downMs, ctx.healing);
     await cluster.restart(victim);
     ctx.note(`${victim.address} restarted, rejoined as a replica`);
   };
 
   const stopMaster = async (action: Extract<ServerFaultAction, { kind: 'stop-master' }>, ctx: FaultContext) => {
+    const before = await cluster.masters();
     const victim = await master(action.pick);
     if (!victim) return;
     cluster.pause(victim);
@@ -81,8 +92,8 @@ export async function startClusterStore(options: ClusterStoreOptions): Promise<C
     ctx.note(`SIGSTOP ${name(victim)} for ${action.durationMs} ms (node timeout ${options.nodeTimeoutMs} ms)`);
     const from = Date.now();
     try {
-      await cluster.waitForPromotion(victim, FAILOVER_TIMEOUT_MS);
-      ctx.note(`failover while paused: ${victim.address}'s slots served by its former replica after ${Date.now() - from} ms`);
+      const promoted = await failover(victim, before);
+      ctx.note(`failover while paused: ${victim.address}'s slots served by ${promoted} after ${Date.now() - from} ms`);
       await sleep(from + action.durationMs - Date.now(), ctx.healing);
     } finally {
       cluster.resume(victim);
@@ -110,6 +121,9 @@ export async function startClusterStore(options: ClusterStoreOptions): Promise<C
         if (ctx.healing.aborted) return;
         if (action.kind === 'kill-master') await killMaster(action, ctx);
         else if (action.kind === 'stop-master') await stopMaster(action, ctx);
+        // Healed means healed for the clients too: their slot maps list the
+        // rejoined replica (and so wait for it) only after their next reload.
+        await sleep(CLUSTER_SLOTS_REFRESH_MS + 1000, ctx.healing);
       };
       const mine = turn.then(run);
       turn = mine.catch(() => undefined);
