@@ -36,10 +36,14 @@ export const DECIDE_STALL_RECOVERY_MS = 30_000 + 30_000;
 export const TERMINAL_BOUND_MS =
   DECIDE_STALL_RECOVERY_MS + CHAOS_DELIVERY.attempts * (CHAOS_DELIVERY.leaseMs + CHAOS_DELIVERY.backoffCapMs);
 
-/** The fleet's config file: Redis and the provider both behind fault proxies. */
-export function chaosConfig(input: { redisUrl: string; providerOrigin: string; ingestPort: number }): Record<string, unknown> {
+/**
+ * The fleet's config file: Redis and the provider both behind fault proxies.
+ * `redis` is the store's section (a single Redis's proxy URL, or a cluster's
+ * proxied seeds with the natMap that keeps every node's link on its proxy).
+ */
+export function chaosConfig(input: { redis: Record<string, unknown>; providerOrigin: string; ingestPort: number }): Record<string, unknown> {
   return {
-    redis: { url: input.redisUrl, keyPrefix: 'ss' },
+    redis: input.redis,
     log: { level: 'warn' },
     ingest: { port: input.ingestPort, host: '127.0.0.1', enqueueTimeoutMs: 3000 },
     decision: { metricsPort: 0, concurrency: 16 },

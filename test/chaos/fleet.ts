@@ -26,7 +26,7 @@ export interface FleetMember {
   running(): boolean;
   /** SIGSTOPped and not yet continued. */
   stopped(): boolean;
-  /** Warnings and errors the process logged, and its stderr (last lines), for failure reports. */
+  /** Warnings, errors and shutdown lines the process logged, and its stderr (last lines), for failure reports. */
   tail(): string;
 }
 
@@ -182,8 +182,10 @@ export class ChaosFleet {
       while ((nl = buffer.indexOf('\n')) >= 0) {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
-        if (logEvent(line) === 'singleshot_started') m.started = true;
-        else if (/"level":(40|50|60|"warn"|"error"|"fatal")/.test(line)) {
+        const event = logEvent(line);
+        if (event === 'singleshot_started') m.started = true;
+        // Warnings and errors, and the shutdown lifecycle (info): a member that exits on its own says why.
+        else if (/"level":(40|50|60|"warn"|"error"|"fatal")/.test(line) || (typeof event === 'string' && event.startsWith('shutdown_'))) {
           m.remember(line);
           this.keep(m, line);
         }

@@ -4,7 +4,9 @@
  * a real Redis (AOF, appendfsync always) behind fault proxies, drives N events
  * under a seeded fault timeline, heals, waits for every operation to be
  * terminal and checks the outcome (see checker.ts). Prints the figures; exits
- * 1 on any violation, 2 on bad arguments.
+ * 1 on any violation, 2 on bad arguments. `--cluster` runs it on a local Redis
+ * Cluster (3 masters + 3 replicas) with master failovers (SIGKILL, and SIGSTOP
+ * past the node timeout) and link faults between the apps and one master.
  *
  * Same seed, same run plan: the events and their send times, the fault
  * timeline (kinds, times, targets, durations) and the provider's answer to the
@@ -15,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { formatReport } from './report';
 import { runChaos } from './run-chaos';
 
-const USAGE = `usage: npm run chaos -- --events N --seed S [--rate EVENTS_PER_S] [--late-ms MS]
+const USAGE = `usage: npm run chaos -- --events N --seed S [--cluster] [--rate EVENTS_PER_S] [--late-ms MS]
                      [--reject-ratio R] [--sink-fault-rate R] [--duration-limit SECONDS] [--json] [--timeline] [--logs DIR]`;
 
 async function main(): Promise<number> {
@@ -25,6 +27,7 @@ async function main(): Promise<number> {
       options: {
         events: { type: 'string' },
         seed: { type: 'string' },
+        cluster: { type: 'boolean' },
         rate: { type: 'string' },
         'late-ms': { type: 'string' },
         'reject-ratio': { type: 'string' },
@@ -58,6 +61,7 @@ async function main(): Promise<number> {
     if (!Number.isInteger(events) || events < 1) throw new RangeError('--events N is required (a positive integer)');
     const limit = num('duration-limit');
     options = {
+      cluster: values.cluster === true,
       ratePerSecond: num('rate', 20),
       lateMs: num('late-ms', 30_000),
       rejectRatio: num('reject-ratio', 0.05),

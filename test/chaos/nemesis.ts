@@ -1,19 +1,21 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { setMaxListeners } from 'node:events';
-import { Socket } from 'node:net';
-import type { FaultProxy, TestRedis } from '@singleshot/test-harness';
+import type { FaultProxy } from '@singleshot/test-harness';
+import type { ChaosStore, FaultContext } from './chaos-store';
 import type { ChaosFleet, FleetMember } from './fleet';
 import type { FaultAction, FaultSchedule, ProxyPath } from './fault-schedule';
 
 export interface NemesisDeps {
   fleet: ChaosFleet;
-  redis: TestRedis;
-  proxies: Record<ProxyPath, FaultProxy>;
+  /** The Redis (single or cluster) with its proxies: Redis link faults and server faults go through it. */
+  store: ChaosStore;
+  /** The proxy between delivery and the provider. */
+  provider: FaultProxy;
   /** Pids of processes holding an operation lock now (from the op hashes' `owner`). */
   lockHolders(): Promise<number[]>;
 }
 
-/** Faults injected, by kind (`kill-worker:delivery`, `proxy:redis:half-open`, …). */
+/** Faults injected, by kind (`kill-worker:delivery`, `proxy:redis:half-open`, `stop-master`, …). */
 export type FaultCounts = Record<string, number>;
 
 // timers/promises removes its abort listener when the timer fires (a hand-rolled one leaks a listener per sleep).
@@ -24,8 +26,8 @@ const withTimeout = <T>(promise: Promise<T>, ms: number, fallback: T): Promise<T
 
 /**
  * Carries out a fault timeline against the real fleet, Redis and proxies, then
- * heals everything: stopped processes continued, dead ones started, Redis up,
- * proxies passing. Every fault is bounded in time; `heal()` cuts short what is
+ * heals everything: stopped processes continued, dead ones started, Redis up
+ * (on a cluster: every node running, every master with a replica), proxies passing. Every fault is bounded in time; `heal()` cuts short what is
  * still running when the window closes. Faults that could not be carried out
  * (the target was already down) are skipped and not counted.
  */
@@ -37,7 +39,6 @@ export class Nemesis {
   readonly errors: string[] = [];
   private readonly healing = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
-  private redisBusy = false;
   private readonly proxyEpoch: Record<ProxyPath, number> = { redis: 0, provider: 0 };
   private startAt = Date.now();
 
@@ -73,9 +74,9 @@ export class Nemesis {
   async heal(): Promise<void> {
     this.healing.abort();
     await Promise.allSettled([...this.inFlight]);
-    this.deps.proxies.redis.heal();
-    this.deps.proxies.provider.heal();
-    if (!(await this.redisAnswers())) await this.deps.redis.restart();
+    for (const proxy of this.deps.store.linkProxies) proxy.heal();
+    this.deps.provider.heal();
+    await this.deps.store.heal();
     await this.deps.fleet.heal();
     this.note('healed: faults stopped');
   }
@@ -88,19 +89,19 @@ export class Nemesis {
     this.timeline.push(`+${((Date.now() - this.startAt) / 1000).toFixed(1)}s ${what}`);
   }
 
-  private redisAnswers(): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      const socket = new Socket();
-      const done = (ok: boolean) => (socket.destroy(), resolve(ok));
-      socket.setTimeout(1000, () => done(false));
-      socket.on('error', () => done(false));
-      socket.on('data', (chunk) => done(chunk.toString().startsWith('+PONG')));
-      socket.connect(this.deps.redis.port, '127.0.0.1', () => socket.write('PING\r\n'));
-    });
+  private context(): FaultContext {
+    return { healing: this.healing.signal, note: (what) => this.note(what), count: (kind) => this.count(kind) };
+  }
+
+  /** The proxy a fault on `path` goes to now; on the Redis path of a cluster, the link to one master. */
+  private async proxyFor(path: ProxyPath, pick: number): Promise<{ proxy: FaultProxy; label: string; name: string }> {
+    if (path === 'provider') return { proxy: this.deps.provider, label: 'provider', name: 'provider' };
+    const { proxy, name } = await this.deps.store.linkProxy(pick);
+    return { proxy, label: this.deps.store.linkLabel, name };
   }
 
   private async fire(action: FaultAction): Promise<void> {
-    const { fleet, proxies } = this.deps;
+    const { fleet } = this.deps;
     const healing = this.healing.signal;
     switch (action.kind) {
       case 'kill-worker': {
@@ -132,33 +133,25 @@ export class Nemesis {
         this.note(`SIGCONT ${member.name}`);
         return;
       }
-      case 'kill-redis': {
-        if (this.redisBusy) return;
-        this.redisBusy = true;
-        try {
-          await this.deps.redis.kill9();
-          this.count('kill-redis');
-          this.note(`SIGKILL redis; down ${action.downMs} ms`);
-          await sleep(action.downMs, healing);
-          await this.deps.redis.restart();
-          this.note('redis restarted on its AOF');
-        } finally {
-          this.redisBusy = false;
-        }
+      case 'kill-redis':
+      case 'kill-master':
+      case 'stop-master':
+        await this.deps.store.serverFault(action, this.context());
         return;
-      }
       case 'proxy': {
-        const proxy = proxies[action.path];
+        const { proxy, label, name } = await this.proxyFor(action.path, action.pick);
         if (action.fault === 'reset') {
           const cut = proxy.resetAll();
-          this.count(`proxy:${action.path}:reset`);
-          this.note(`proxy ${action.path}: reset ${cut} connections`);
+          this.count(`proxy:${label}:reset`);
+          this.note(`proxy ${name}: reset ${cut} connections`);
           return;
         }
         const epoch = ++this.proxyEpoch[action.path];
+        // A new fault on the path replaces the running one, also when it picked another master's link: one faulty link at a time.
+        if (action.path === 'redis') for (const other of this.deps.store.linkProxies) if (other !== proxy) other.heal();
         proxy.set(action.fault === 'latency' ? { kind: 'latency', delayMs: action.delayMs } : { kind: action.fault });
-        this.count(`proxy:${action.path}:${action.fault}`);
-        this.note(`proxy ${action.path}: ${action.fault}${action.fault === 'latency' ? ` ${action.delayMs} ms` : ''} for ${action.durationMs} ms`);
+        this.count(`proxy:${label}:${action.fault}`);
+        this.note(`proxy ${name}: ${action.fault}${action.fault === 'latency' ? ` ${action.delayMs} ms` : ''} for ${action.durationMs} ms`);
         await sleep(action.durationMs, healing);
         // A later fault on this path replaced this one: leave it in place.
         if (this.proxyEpoch[action.path] === epoch) proxy.heal();

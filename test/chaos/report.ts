@@ -21,6 +21,7 @@ export function formatReport(r: ChaosResult): string {
   const faultTotal = Object.values(r.faults).reduce((a, b) => a + b, 0);
   return [
     `seed              ${r.seed}`,
+    `redis             ${r.store === 'cluster' ? 'cluster: 3 masters + 3 replicas, a fault proxy per node, WAIT 1 replica' : 'one server, AOF appendfsync always, behind a fault proxy'}`,
     `events            ${r.events} (${r.driver.acknowledged} acknowledged), ${r.sends} sends (3–5 each, bursts and later)`,
     `arrivals          ${r.driver.requests} HTTP requests to ingest (${r.driver.retried} retries): ${answers}`,
     `                  202 accepted ${r.driver.acceptedAnswers}, 202 duplicate ${r.driver.duplicateAnswers}`,

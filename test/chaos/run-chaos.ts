@@ -1,19 +1,14 @@
 import { setMaxListeners } from 'node:events';
 import { mkdirSync } from 'node:fs';
+import { eventMessageKey } from '@singleshot/core';
 import type { Runtime } from '@singleshot/runtime';
-import {
-  freePort,
-  startFaultProxy,
-  startTestRedis,
-  waitForQueuesIdle,
-  waitUntil,
-  writeConfigFile,
-  type FaultProxy,
-  type TestRedis,
-} from '@singleshot/test-harness';
+import { freePort, startFaultProxy, waitForQueuesIdle, waitUntil, writeConfigFile, type FaultProxy } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
 import { CHAOS_DELIVERY, TERMINAL_BOUND_MS, chaosConfig } from './chaos-config';
 import { startChaosSink, type ChaosSink, type SinkFaultCounts } from './chaos-sink';
+import type { ChaosStore } from './chaos-store';
+import { startClusterStore } from './cluster-store';
+import { startSingleStore } from './single-store';
 import { checkRun, type CheckReport, type ProviderAcceptance } from './checker';
 import { drive, type DriverStats } from './driver';
 import { planFaults } from './fault-schedule';
@@ -21,11 +16,17 @@ import { gatherEvidence } from './evidence';
 import { ChaosFleet } from './fleet';
 import { Nemesis, type FaultCounts } from './nemesis';
 import { countNotTerminal, lockHolderPids, readStates, scanJournal } from './redis-reads';
-import { expectedOperations, isRejectedRecipient, planWorkload, type ExpectedOperation } from './workload';
+import { CHAOS_SOURCE, expectedOperations, isRejectedRecipient, planWorkload, type ExpectedOperation } from './workload';
 
 export interface ChaosOptions {
   events: number;
   seed: string;
+  /**
+   * Run on a local Redis Cluster (3 masters + 3 replicas) instead of one
+   * Redis: master SIGKILLs and SIGSTOPs (failovers) replace the Redis kills,
+   * and the Redis link faults hit the apps' links to one master.
+   */
+  cluster?: boolean;
   /** New events per second (default 20): with the 3–5 sends each, the arrival rate is ~4× that. */
   ratePerSecond?: number;
   /** Latest a later send of an event comes after its first (default 30 s). */
@@ -46,6 +47,7 @@ export interface ChaosOptions {
 
 export interface ChaosResult {
   seed: string;
+  store: 'single' | 'cluster';
   events: number;
   sends: number;
   driver: Omit<DriverStats, 'acknowledged' | 'attempted'> & { acknowledged: number };
@@ -70,6 +72,9 @@ export interface ChaosResult {
 
 const FLEET = { ingest: 1, decision: 2, delivery: 3 } as const;
 
+/** The chaos cluster's `cluster-node-timeout`: the harness default, so a failover takes a few seconds. */
+export const CHAOS_CLUSTER_NODE_TIMEOUT_MS = 1000;
+
 /** Starts the fleet behind fault proxies, drives the workload under the fault timeline, heals, waits, checks. */
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const log = options.log ?? (() => undefined);
@@ -80,35 +85,27 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   setMaxListeners(0, limit.signal);
   const limitTimer = options.durationLimitMs ? setTimeout(() => limit.abort(), options.durationLimitMs) : undefined;
   try {
-    const redis: TestRedis = await startTestRedis({ appendfsync: 'always' });
-    closers.push(() => redis.destroy());
+    const store: ChaosStore = options.cluster ? await startClusterStore({ nodeTimeoutMs: CHAOS_CLUSTER_NODE_TIMEOUT_MS }) : await startSingleStore();
+    closers.push(() => store.close());
     const sink: ChaosSink = await startChaosSink({ seed, isRejected: isRejectedRecipient, faultRate: options.sinkFaultRate ?? 0.2 });
     closers.push(() => sink.close());
-    const redisHost = new URL(redis.url).hostname;
-    const proxies: Record<'redis' | 'provider', FaultProxy> = {
-      redis: await startFaultProxy({ host: redisHost, port: redis.port }),
-      provider: await startFaultProxy({ port: sink.http.port }),
-    };
-    closers.push(() => proxies.redis.close(), () => proxies.provider.close());
+    const provider: FaultProxy = await startFaultProxy({ port: sink.http.port });
+    closers.push(() => provider.close());
 
     const ingestPort = await freePort();
-    const config = chaosConfig({
-      redisUrl: `redis://127.0.0.1:${proxies.redis.port}`,
-      providerOrigin: `http://127.0.0.1:${proxies.provider.port}`,
-      ingestPort,
-    });
+    const config = chaosConfig({ redis: store.fleetRedis, providerOrigin: `http://127.0.0.1:${provider.port}`, ingestPort });
     const written = writeConfigFile(config);
     closers.push(() => written.cleanup());
     if (options.logDir) mkdirSync(options.logDir, { recursive: true });
     const fleet = new ChaosFleet(written.file, FLEET, options.logDir);
     closers.push(() => fleet.close());
-    log(`starting redis (AOF appendfsync always), sink, proxies and the fleet (${Object.entries(FLEET).map(([a, n]) => `${a} ×${n}`).join(', ')})`);
+    log(`starting ${store.kind === 'cluster' ? 'a Redis Cluster (3 masters + 3 replicas, a proxy per node)' : 'redis (AOF appendfsync always)'}, sink, proxies and the fleet (${Object.entries(FLEET).map(([a, n]) => `${a} ×${n}`).join(', ')})`);
     await fleet.start();
     const ingestUrl = `http://127.0.0.1:${ingestPort}`;
     await waitUntil(() => fetch(`${ingestUrl}/readyz`).then((r) => r.ok, () => false), 'ingest to be ready');
 
     // The checker reads Redis directly, never through the proxy.
-    const rt: Runtime = await testRuntime({ ...config, redis: { url: redis.url, keyPrefix: 'ss', checkOnStart: false }, log: { level: 'silent' } }, 'chaos-checker');
+    const rt: Runtime = await testRuntime({ ...config, redis: store.checkerRedis, log: { level: 'silent' } }, 'chaos-checker');
     closers.push(() => rt.close());
 
     const workload = planWorkload({
@@ -118,8 +115,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       lateMs: options.lateMs ?? 30_000,
       rejectRatio: options.rejectRatio ?? 0.05,
     });
-    const schedule = planFaults({ seed, windowMs: workload.spanMs + 1000, members: fleet.members.map((m) => m.app), leaseMs: CHAOS_DELIVERY.leaseMs });
-    const nemesis = new Nemesis({ fleet, redis, proxies, lockHolders: () => lockHolderPids(rt.redis, rt.keys) });
+    const schedule = planFaults({
+      seed,
+      windowMs: workload.spanMs + 1000,
+      members: fleet.members.map((m) => m.app),
+      leaseMs: CHAOS_DELIVERY.leaseMs,
+      ...(store.kind === 'cluster' ? { clusterNodeTimeoutMs: CHAOS_CLUSTER_NODE_TIMEOUT_MS } : {}),
+    });
+    const nemesis = new Nemesis({ fleet, store, provider, lockHolders: () => lockHolderPids(rt.redis, rt.keys) });
     log(`driving ${options.events} events (${workload.sends.length} sends over ${(workload.spanMs / 1000).toFixed(0)} s) under ${schedule.actions.length} scheduled faults`);
 
     const startAt = Date.now() + 200;
@@ -167,7 +170,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     });
 
     const evidence: string[] = [];
-    for (const key of check.suspects.slice(0, 5)) evidence.push(...(await gatherEvidence(rt, sink.http, key, startAt)));
+    const messageKeyOf = (key: string) => {
+      const op = owed.get(key) ?? unacknowledged.get(key);
+      const event = op ? workload.events[op.event] : undefined;
+      return event ? eventMessageKey(CHAOS_SOURCE, event.id) : undefined;
+    };
+    for (const key of check.suspects.slice(0, 5)) evidence.push(...(await gatherEvidence(rt, sink.http, key, startAt, messageKeyOf(key))));
     const violations = [...check.violations];
     for (const exit of fleet.unexpectedExits) violations.push(`${exit.member} exited on its own (${exit.code ?? exit.signal}): ${exit.tail.slice(-800)}`);
     for (const err of nemesis.errors) violations.push(`fault could not be carried out: ${err}`);
@@ -179,6 +187,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const { acknowledged, attempted: _attempted, ...driverRest } = driver;
     return {
       seed,
+      store: store.kind,
       events: options.events,
       sends: workload.sends.length,
       driver: { ...driverRest, acknowledged: acknowledged.size },

@@ -33,12 +33,23 @@ export interface TestRedisCluster {
   /** SIGKILL one node. */
   kill9(node: ClusterNode): Promise<void>;
   /**
+   * SIGSTOP one node: alive but silent, its clients' commands wait unanswered.
+   * Paused past the node timeout, a master is failed over while it still runs.
+   */
+  pause(node: ClusterNode): void;
+  /** SIGCONT a paused node; a failed-over master then learns the newer epoch and turns replica. */
+  resume(node: ClusterNode): void;
+  /** The role a node reports of itself (`ROLE`): `master` or `slave`. */
+  role(node: ClusterNode): Promise<string>;
+  /** Resolves once the cluster is ok and every master has an online replica (the next failover has one to promote). */
+  waitHealthy(timeoutMs?: number): Promise<void>;
+  /**
    * Starts a killed node again on its own dir (AOF and nodes.conf): it rejoins
    * the cluster as a replica of the master that replaced it. Resolves once every
    * master has a replica online again, so the next failover has one to promote.
    */
   restart(node: ClusterNode, timeoutMs?: number): Promise<void>;
-  /** Waits until every slot is served by a live master again (the killed master's replica was promoted). */
+  /** Waits until every slot is served by a live master again, none of them `killed` (killed or paused: its replica was promoted). */
   waitForPromotion(killed: ClusterNode, timeoutMs?: number): Promise<ClusterNode>;
   /** `redis-cli` against one node. */
   cli(node: ClusterNode, ...args: string[]): Promise<string>;
@@ -74,6 +85,7 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
   const root = mkdtempSync(join(tmpdir(), 'singleshot-cluster-'));
   const taken = new Set<number>();
   const procs = new Map<number, { child: ChildProcess; exited: Promise<void>; alive: boolean }>();
+  const paused = new Set<number>();
   const nodes: (ClusterNode & { alive: boolean })[] = [];
   const cli = async (node: ClusterNode, ...args: string[]) => (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(node.port), ...args], { timeout: 30_000 })).stdout;
 
@@ -104,6 +116,7 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
 
   const destroy = async () => {
     for (const p of procs.values()) {
+      // SIGKILL ends a stopped process too; no SIGCONT needed.
       if (p.alive) p.child.kill('SIGKILL');
     }
     await Promise.all([...procs.values()].map((p) => p.exited));
@@ -152,8 +165,26 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
       .filter((f) => f[2]?.split(',').includes('master') && !f[2]?.includes('fail') && f.length > 8)
       .map((f) => f[1]!.split('@')[0]!);
   }
+  /** Cluster ok, three masters, none paused, each with an online replica. */
+  async function waitHealthy(timeoutMs: number, what: string): Promise<void> {
+    await waitUntil(async () => {
+      const via = liveNode();
+      if (!(await cli(via, 'CLUSTER', 'INFO')).includes('cluster_state:ok')) return false;
+      const masters = await mastersOf(via);
+      if (masters.length < 3) return false;
+      for (const m of masters) {
+        const master = nodes.find((n) => n.address === m)!;
+        if (paused.has(master.port)) return false;
+        const info = await cli(master, 'INFO', 'replication');
+        if (!/connected_slaves:1/.test(info) || !/state=online/.test(info)) return false;
+      }
+      return true;
+    }, what, { timeoutMs, intervalMs: 200 });
+  }
+
+  // A paused node would not answer: ask a running one.
   const liveNode = () => {
-    const node = nodes.find((n) => n.alive);
+    const node = nodes.find((n) => n.alive && !paused.has(n.port));
     if (!node) throw new Error('every cluster node is down');
     return node;
   };
@@ -173,16 +204,21 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
       if (procs.get(node.port)?.alive) throw new Error(`cluster node ${node.address} is still running`);
       startNode(node.port, node.dir);
       await waitUntil(async () => (await cli(node, 'PING').catch(() => '')).trim() === 'PONG', `cluster node ${node.port} to restart`, { timeoutMs });
-      await waitUntil(async () => {
-        const via = liveNode();
-        if (!(await cli(via, 'CLUSTER', 'INFO')).includes('cluster_state:ok')) return false;
-        for (const m of await mastersOf(via)) {
-          const info = await cli(nodes.find((n) => n.address === m)!, 'INFO', 'replication');
-          if (!/connected_slaves:1/.test(info) || !/state=online/.test(info)) return false;
-        }
-        return true;
-      }, `${node.address} to rejoin as a replica`, { timeoutMs, intervalMs: 200 });
+      await waitHealthy(timeoutMs, `${node.address} to rejoin as a replica`);
     },
+    pause: (node) => {
+      const p = procs.get(node.port);
+      if (!p?.alive) return;
+      paused.add(node.port);
+      p.child.kill('SIGSTOP');
+    },
+    resume: (node) => {
+      paused.delete(node.port);
+      const p = procs.get(node.port);
+      if (p?.alive) p.child.kill('SIGCONT');
+    },
+    role: async (node) => (await cli(node, 'ROLE')).split('\n')[0]!.trim(),
+    waitHealthy: (timeoutMs = 60_000) => waitHealthy(timeoutMs, 'every master to have an online replica'),
     waitForPromotion: async (killed, timeoutMs = 30_000) =>
       waitUntil(
         async () => {

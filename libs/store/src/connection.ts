@@ -94,6 +94,18 @@ function createSingle(options: RedisConnectionOptions): Redis {
   return redis;
 }
 
+/**
+ * How often a cluster client reloads its slot map (CLUSTER SLOTS) on its own.
+ * ioredis 5 reloads it only on a redirection or a lost node unless told to,
+ * and `waitForReplicas` waits for the replicas that map lists: after a
+ * failover the promoted master is listed without a replica, and when the old
+ * master rejoins as its replica nothing redirects, so the client kept skipping
+ * `WAIT` for those slots for good, and a later failover of that master lost
+ * acknowledged writes (test/cluster/replica-rejoin.test.ts). With a periodic
+ * reload the rejoined replica is waited for again within this long.
+ */
+export const CLUSTER_SLOTS_REFRESH_MS = 5000;
+
 function createCluster(options: RedisConnectionOptions): Cluster {
   const { enableOfflineQueue, ...perNode } = roleOptions(options.role);
   const redisOptions: NonNullable<ClusterOptions['redisOptions']> = { connectionName: options.name, ...perNode };
@@ -109,6 +121,7 @@ function createCluster(options: RedisConnectionOptions): Cluster {
     retryDelayOnFailover: 200,
     retryDelayOnClusterDown: 300,
     slotsRefreshTimeout: 2000,
+    slotsRefreshInterval: CLUSTER_SLOTS_REFRESH_MS,
     // Managed clusters with TLS announce names the certificate is issued for.
     ...(tls ? { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) } : {}),
     ...(options.natMap ? { natMap: { ...options.natMap } } : {}),
