@@ -75,7 +75,7 @@ export async function setUp(closers: Array<() => unknown>, onLab: (lab: NetnsLab
   }
 
   const configFor = (redisAddress: string, providerOrigin: string, metricsHost: string) => {
-    const base = chaosConfig({ redisUrl: `redis://${redisAddress}:${redis.port}`, providerOrigin, ingestPort: INGEST_PORT });
+    const base = chaosConfig({ redis: { url: `redis://${redisAddress}:${redis.port}`, keyPrefix: 'ss' }, providerOrigin, ingestPort: INGEST_PORT });
     const written = writeConfigFile({
       ...base,
       ingest: { ...(base.ingest as object), host: links.good.innerAddress, allowAnonymous: true },
@@ -99,7 +99,7 @@ export async function setUp(closers: Array<() => unknown>, onLab: (lab: NetnsLab
   await waitUntil(() => fetch(`${ingestUrl}/readyz`).then((r) => r.ok, () => false), 'ingest to be ready');
 
   // The test's reads go to Redis on loopback, never through a link.
-  const rt = await testRuntime({ ...chaosConfig({ redisUrl: redis.localUrl, providerOrigin: proxies.good.url, ingestPort: 0 }), redis: { url: redis.localUrl, keyPrefix: 'ss', checkOnStart: false }, log: { level: 'silent' } }, 'partition-checker');
+  const rt = await testRuntime({ ...chaosConfig({ redis: { url: redis.localUrl, keyPrefix: 'ss' }, providerOrigin: proxies.good.url, ingestPort: 0 }), redis: { url: redis.localUrl, keyPrefix: 'ss', checkOnStart: false }, log: { level: 'silent' } }, 'partition-checker');
   closers.push(() => rt.close());
   return { lab, redis, sink, proxies, apps: { front: frontApp, victim }, rt, links, goodConfig };
 }
