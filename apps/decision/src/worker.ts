@@ -44,8 +44,11 @@ export function startDecision(rt: Runtime): DecisionApp {
   // decide job completes: a failover could otherwise lose them. On a single
   // Redis there is nothing to wait for: no key list is built.
   const fanOut = new TurnCoalescer<DeliverJobData>(async (jobs) => {
+    // Where the adds go, read before them: a failover in between fails the wait (docs/protocol.md).
+    const partitionKeys = replicated ? jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))) : [];
+    const before = replicated ? rt.slotOwners(rt.redis, partitionKeys) : undefined;
     await enqueueDeliveryJobs(rt.queues, jobs, batchMax);
-    if (replicated) await rt.replicate(rt.redis, jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))));
+    if (replicated) await rt.replicate(rt.redis, partitionKeys, before);
   }, batchMax);
   const deps = {
     routes: rt.config.routes,
@@ -53,8 +56,9 @@ export function startDecision(rt: Runtime): DecisionApp {
     templates: rt.templates,
     enqueueDeliveries: (jobs: DeliverJobData[]) => fanOut.add(jobs),
     enqueueRenders: async (jobs: Parameters<typeof enqueueRenders>[1]) => {
+      const before = replicated ? rt.slotOwners(rt.redis, [rt.keys.queuePrefix]) : undefined;
       await enqueueRenders(rt.queues.render, jobs);
-      if (replicated) await rt.replicate(rt.redis, [rt.keys.queuePrefix]);
+      if (replicated) await rt.replicate(rt.redis, [rt.keys.queuePrefix], before);
     },
     markDecided: (messageKey: string, ops: string[]) => rt.messages.markDecided(messageKey, ops),
     logger,

@@ -70,7 +70,9 @@ export interface DeliverDeps {
    * the next claim see a fresh operation and send it again, while a replicated
    * claim leaves `sending`, which the next claim reconciles first.
    */
-  replicateClaim?(operationKey: string): Promise<void>;
+  replicateClaim?(operationKey: string, ownersBefore: string | undefined): Promise<void>;
+  /** Where the claim of `operationKey` goes now (`Runtime.slotOwners`), read before it; with `replicateClaim`. */
+  claimOwners?(operationKey: string): string;
   /** Aborted on shutdown: a claim not yet sent is released instead of sent. */
   shutdown?: AbortSignal;
   now?: () => number;

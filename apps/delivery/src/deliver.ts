@@ -67,6 +67,8 @@ async function claimAndSend(
   const { leaseMs } = deps.policy;
   // The lease runs from when Redis ran the claim, not from when its answer was read.
   const claimSentAt = now();
+  // Before the claim: a failover that moves its slot before the replica wait fails the wait.
+  const claimOwners = deps.claimOwners?.(job.operationKey);
   const claim = await deps.operations.claim({
     operationKey: job.operationKey,
     messageKey: job.messageKey,
@@ -91,7 +93,7 @@ async function claimAndSend(
   }
   // Throws when no replica confirmed the claim: nothing was sent, and the
   // claim (if it survived) is reconciled by the next one after its lease.
-  if (deps.replicateClaim) await deps.replicateClaim(job.operationKey);
+  if (deps.replicateClaim) await deps.replicateClaim(job.operationKey, claimOwners);
 
   const log = lazyChild(deps.logger, { operationKey: job.operationKey, messageKey: job.messageKey, fence: claim.fence, attempt: claim.attempts });
   const keeper = keepLease({

@@ -3,7 +3,7 @@ import type { DeliverJobData } from '@singleshot/core';
 import { waitReplicasOf, type RateLimitConfig } from '@singleshot/config';
 import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider } from '@singleshot/providers';
 import { BatchRunner, QUEUES, addDead, requeueDelivery, type BatchOutcome, type DeliverBatchJobData } from '@singleshot/queues';
-import { RateLimiter, ReplicaBarrier } from '@singleshot/store';
+import { RateLimiter, ReplicaBarrier, assertSlotOwners } from '@singleshot/store';
 import { PartitionWorkers, consumedPartitions, documentLinkSecret, type Runtime } from '@singleshot/runtime';
 import { signDocumentLink } from '@singleshot/documents';
 import { deliver, type DeliverDeps, type DeliverOutcome } from './deliver';
@@ -64,9 +64,20 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   // No replicas to wait for (a single Redis): a claim or commit is as durable as it gets once it answered.
   const replicated = waitReplicasOf(rt.config) > 0;
   const claims = replicated ? new ReplicaBarrier((keys) => rt.replicate(rt.redis, keys)) : undefined;
+  // The slots a job's endings (and hand-offs) wrote: each operation's state and the job's queue.
+  const commitKeys = (ops: readonly DeliverJobData[], queueName: string) => [...ops.map((op) => rt.keys.op(op.operationKey)), queueName];
   const deps: DeliverDeps = {
     operations: rt.operations,
-    ...(claims ? { replicateClaim: (operationKey: string) => claims.after([rt.keys.op(operationKey)]) } : {}),
+    ...(claims
+      ? {
+          claimOwners: (operationKey: string) => rt.slotOwners(rt.redis, [rt.keys.op(operationKey)]),
+          replicateClaim: async (operationKey: string, ownersBefore: string | undefined) => {
+            const keys = [rt.keys.op(operationKey)];
+            await claims.after(keys);
+            if (ownersBefore !== undefined) assertSlotOwners(rt.redis, keys, ownersBefore);
+          },
+        }
+      : {}),
     waiting,
     providers: (channel: string) => providers.get(channel) ?? [],
     addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record),
@@ -125,7 +136,10 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
       // completes: a failover could otherwise take the endings with it (an
       // in-doubt claim is left, which the provider lookup reconciles).
       ...(replicated
-        ? { replicate: (ops: readonly DeliverJobData[], queueName: string) => rt.replicate(rt.redis, [...ops.map((op) => rt.keys.op(op.operationKey)), queueName]) }
+        ? {
+            owners: (ops: readonly DeliverJobData[], queueName: string) => rt.slotOwners(rt.redis, commitKeys(ops, queueName)),
+            replicate: (ops: readonly DeliverJobData[], queueName: string, ownersBefore?: string) => rt.replicate(rt.redis, commitKeys(ops, queueName), ownersBefore),
+          }
         : {}),
     },
     logger,

@@ -1,8 +1,8 @@
+import { waitReplicasOf } from '@singleshot/config';
 import { MessageStore } from '@singleshot/store';
-import { partitionOf } from '@singleshot/core';
 import { listen } from '@singleshot/http';
 import { defaultReady, documentLinkSecret, type RunningWorker } from '@singleshot/runtime';
-import { Acceptor } from '@singleshot/intake';
+import { Acceptor, acceptanceKeys } from '@singleshot/intake';
 import { IngestCounters } from './counters';
 import { serveRoutes } from './http/serve';
 import { IntakeGate } from './intake-gate';
@@ -35,7 +35,8 @@ export function ingestContext(rt: IngestRuntime): IngestContext {
       messages: new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
       decideQueues: rt.producerQueues,
       // The message record's slot and its decide queue partition's slot.
-      replicate: (messageKey) => rt.replicate(rt.producer, [rt.keys.message(messageKey), rt.keys.queuePrefixOf(partitionOf(messageKey, rt.keys.partitions))]),
+      replicate: (messageKey, ownersBefore) => rt.replicate(rt.producer, acceptanceKeys(rt.keys, messageKey), ownersBefore),
+      ...(waitReplicasOf(rt.config) > 0 ? { owners: (messageKey: string) => rt.slotOwners(rt.producer, acceptanceKeys(rt.keys, messageKey)) } : {}),
       enqueueTimeoutMs: ingest.enqueueTimeoutMs,
     }),
     logger: rt.logger.child({ component: 'ingest' }),

@@ -1,6 +1,6 @@
+import { waitReplicasOf } from '@singleshot/config';
 import type { SourceConfig } from '@singleshot/config';
-import { partitionOf } from '@singleshot/core';
-import { Acceptor } from '@singleshot/intake';
+import { Acceptor, acceptanceKeys } from '@singleshot/intake';
 import { addDead } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
 import { MessageStore, SourceStatusStore } from '@singleshot/store';
@@ -10,7 +10,7 @@ import type { Source, SourceDeps } from './source';
 import { startStatusReporter } from './status-reporter';
 
 /** What the relay takes from the runtime: the producer path ingest uses, and the DLQ. */
-export type RelayRuntime = Pick<Runtime, 'config' | 'logger' | 'metrics' | 'keys' | 'producer' | 'producerQueues' | 'queues' | 'retentionMs' | 'replicate'>;
+export type RelayRuntime = Pick<Runtime, 'config' | 'logger' | 'metrics' | 'keys' | 'producer' | 'producerQueues' | 'queues' | 'retentionMs' | 'replicate' | 'slotOwners'>;
 
 export interface Relay {
   /** Readiness: each source's origin answers. */
@@ -46,7 +46,8 @@ export async function startRelay(rt: RelayRuntime, sources: readonly SourceConfi
     // The fail-fast producer connection, as ingest: while Redis is away an acceptance fails at once and is tried again.
     messages: new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
     decideQueues: rt.producerQueues,
-    replicate: (messageKey) => rt.replicate(rt.producer, [rt.keys.message(messageKey), rt.keys.queuePrefixOf(partitionOf(messageKey, rt.keys.partitions))]),
+    replicate: (messageKey, ownersBefore) => rt.replicate(rt.producer, acceptanceKeys(rt.keys, messageKey), ownersBefore),
+    ...(waitReplicasOf(rt.config) > 0 ? { owners: (messageKey: string) => rt.slotOwners(rt.producer, acceptanceKeys(rt.keys, messageKey)) } : {}),
     enqueueTimeoutMs: rt.config.ingest.enqueueTimeoutMs,
   });
   const running: Source[] = [];

@@ -17,7 +17,12 @@ export interface AcceptDeps {
    * Resolves once the acceptance's writes are on enough replicas (a cluster's
    * `WAIT`, a no-op on a single Redis); rejects otherwise, and ingest answers 503.
    */
-  replicate(messageKey: string): Promise<void>;
+  replicate(messageKey: string, ownersBefore?: string): Promise<void>;
+  /**
+   * Where the acceptance's writes go now (`Runtime.slotOwners` of the keys
+   * `replicate` waits for), taken before them; absent on a single Redis.
+   */
+  owners?(messageKey: string): string;
   enqueueTimeoutMs: number;
 }
 
@@ -92,24 +97,26 @@ export class Acceptor {
 
   private async arrive({ messageKey, via, input }: Message, arrival: Arrival): Promise<AcceptResult> {
     const { messages, replicate } = this.deps;
+    // Before the first write: a failover that moves these slots before the replica wait fails the wait.
+    const before = this.deps.owners?.(messageKey);
     const recorded = await messages.arrive(messageKey, via);
     if (!recorded.queued) {
       const running = this.enqueuing.get(messageKey);
       arrival.joined = running;
       if (!running || !(await running.then(() => true, () => false))) {
-        return { messageKey, status: (await this.enqueue({ messageKey, via, input }, recorded.firstArrivalAt, arrival)) ? 'accepted' : 'duplicate' };
+        return { messageKey, status: (await this.enqueue({ messageKey, via, input }, recorded.firstArrivalAt, arrival, before)) ? 'accepted' : 'duplicate' };
       }
     }
     // Another arrival was accepted, perhaps an instant ago and not yet on a
     // replica: this answer is an acknowledgement too, so it waits as well.
-    await replicate(messageKey);
+    await replicate(messageKey, before);
     return { messageKey, status: 'duplicate' };
   }
 
   /** Adds the decide job and marks it queued; true for the arrival that answers `accepted`. */
-  private enqueue(message: Message, firstArrivalAt: number, arrival: Arrival): Promise<boolean> {
+  private enqueue(message: Message, firstArrivalAt: number, arrival: Arrival, ownersBefore: string | undefined): Promise<boolean> {
     const { messageKey } = message;
-    const done = this.enqueueOnce(message, firstArrivalAt);
+    const done = this.enqueueOnce(message, firstArrivalAt, ownersBefore);
     this.enqueuing.set(messageKey, done);
     arrival.joined = done;
     const settled = () => this.forget(messageKey, done);
@@ -122,7 +129,7 @@ export class Acceptor {
     if (this.enqueuing.get(messageKey) === enqueue) this.enqueuing.delete(messageKey);
   }
 
-  private async enqueueOnce({ messageKey, via, input }: Message, firstArrivalAt: number): Promise<boolean> {
+  private async enqueueOnce({ messageKey, via, input }: Message, firstArrivalAt: number, ownersBefore: string | undefined): Promise<boolean> {
     // Arrivals of other messages taken in this turn share the add
     // (TurnCoalescer). First arrivals of this message in several processes may
     // race here: markQueued picks one "accepted". Their adds collapse when both
@@ -132,7 +139,7 @@ export class Acceptor {
     await this.decides.add([{ messageKey, firstArrivalAt, via, input }]);
     const mine = await this.deps.messages.markQueued(messageKey);
     // Before any 2xx: a master failover must not lose an acknowledged message.
-    await this.deps.replicate(messageKey);
+    await this.deps.replicate(messageKey, ownersBefore);
     return mine;
   }
 }

@@ -1,3 +1,4 @@
 export * from './accept';
 export * from './deadlines';
 export * from './errors';
+export * from './acceptance-keys';

@@ -80,7 +80,12 @@ export interface MemberHandler<T, R> {
    * Waits until the members' writes and the queue's (hand-offs) are on a
    * replica; absent when there are none to wait for (a single Redis).
    */
-  replicate?(members: readonly T[], queueQualifiedName: string): Promise<void>;
+  replicate?(members: readonly T[], queueQualifiedName: string, ownersBefore?: string): Promise<void>;
+  /**
+   * Where the members' writes will go (`Runtime.slotOwners` of the keys
+   * `replicate` waits for), read before any member runs; with `replicate`.
+   */
+  owners?(members: readonly T[], queueQualifiedName: string): string;
 }
 
 /**
@@ -137,12 +142,13 @@ export class BatchRunner<T, R> {
       return ended;
     }
     const member = parsed.data as T;
+    const before = handler.owners?.([member], job.queueQualifiedName);
     const result = await handler.run(member);
     this.ended(job, member, result);
     // The member's commit must be on a replica before the job completes or
     // moves: a failover could otherwise take the ending with it. Throws →
     // BullMQ retries the job.
-    if (handler.replicate) await handler.replicate([member], job.queueQualifiedName);
+    if (handler.replicate) await handler.replicate([member], job.queueQualifiedName, before);
     const again = handler.againAfterMs(result);
     if (again !== undefined) {
       await job.moveToDelayed(Date.now() + again, token);
@@ -160,18 +166,16 @@ export class BatchRunner<T, R> {
     const entries: unknown[] = listed ? raw : [job.data];
     const outcome: BatchOutcome = { kind: 'batch', members: entries.length, outcomes: {}, followUps: 0 };
     const valid: T[] = [];
-    const runs: Array<Promise<R>> = [];
-    const invalid: Array<Promise<R | undefined>> = [];
+    const refused: Array<{ entry: unknown; index: number; issues: string[] }> = [];
     entries.forEach((entry, index) => {
       const parsed = schema.safeParse(entry);
-      if (parsed.success) {
-        valid.push(parsed.data as T);
-        runs.push(handler.run(parsed.data as T));
-        return;
-      }
-      const issues = listed ? formatIssues(parsed.error).map((i) => `${listField}.${index}.${i}`) : [`${listField}: expected an array of ${handler.queue} jobs`];
-      invalid.push(this.invalid(job, entry, index, false, issues));
+      if (parsed.success) valid.push(parsed.data as T);
+      else refused.push({ entry, index, issues: listed ? formatIssues(parsed.error).map((i) => `${listField}.${index}.${i}`) : [`${listField}: expected an array of ${handler.queue} jobs`] });
     });
+    // Read before any member writes (see MemberHandler.owners).
+    const before = handler.owners?.(valid, job.queueQualifiedName);
+    const runs: Array<Promise<R>> = valid.map((member) => handler.run(member));
+    const invalid: Array<Promise<R | undefined>> = refused.map(({ entry, index, issues }) => this.invalid(job, entry, index, false, issues));
     const batchId = String(job.id);
     const handOffs: Array<Promise<unknown>> = [];
     // Settled together, so no rejection waits unhandled while others run.
@@ -212,7 +216,7 @@ export class BatchRunner<T, R> {
     // batch finds them there; the first failure fails the batch.
     if (handOffs.length > 0) for (const result of await Promise.allSettled(handOffs)) if (result.status === 'rejected') failure ??= result.reason;
     if (failure !== undefined) throw failure;
-    if (handler.replicate) await handler.replicate(valid, job.queueQualifiedName);
+    if (handler.replicate) await handler.replicate(valid, job.queueQualifiedName, before);
     return outcome;
   }
 

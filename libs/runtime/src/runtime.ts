@@ -12,6 +12,7 @@ import {
   checkRedisServers,
   createRedis,
   redisRefusals,
+  slotOwners,
   waitForReplicas,
   type ConnectionRole,
   type RedisClient,
@@ -58,7 +59,13 @@ export interface Runtime {
    * Redis); throws `ReplicaWaitError` (code `REPLICA_WAIT_TIMEOUT`) after
    * `redis.cluster.waitTimeoutMs`. Acceptance and the fenced commit call it.
    */
-  replicate(connection: RedisClient, keys: readonly string[]): Promise<void>;
+  replicate(connection: RedisClient, keys: readonly string[], ownersBefore?: string): Promise<void>;
+  /**
+   * The masters `connection` sends `keys` to now ('' on a single Redis):
+   * taken before writes and handed to `replicate`, which then refuses to
+   * vouch for writes whose slot changed master meanwhile.
+   */
+  slotOwners(connection: RedisClient, keys: readonly string[]): string;
   /** Unique per process: shows up as the lock owner of operations. */
   workerId: string;
   retentionMs: number;
@@ -164,7 +171,8 @@ export async function createRuntime(config: Config, options: { app: string; logg
     queues,
     producerQueues,
     connect,
-    replicate: (connection, keyList) => waitForReplicas(connection, keyList, waitReplicas, waitTimeoutMs),
+    replicate: (connection, keyList, ownersBefore) => waitForReplicas(connection, keyList, waitReplicas, waitTimeoutMs, ownersBefore),
+    slotOwners,
     workerId: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     retentionMs,
     close: async () => {

@@ -2,13 +2,25 @@ import type { Redis } from 'ioredis';
 import { SingleshotError } from '@singleshot/core';
 import { isCluster, type RedisClient } from './connection';
 
-/** Fewer replicas than required acknowledged a write in time (ingest answers 503; the producer retries). */
+/**
+ * The writes cannot be shown to be on a replica (ingest answers 503; the
+ * producer retries; a job fails and is retried): fewer replicas than required
+ * acknowledged them in time (`timeout`), or a slot they went to changed master
+ * between their sending and the wait (`master_changed`), so the `WAIT` would
+ * ask a node that may not have carried them.
+ */
 export class ReplicaWaitError extends SingleshotError {
   constructor(
     readonly acknowledged: number,
     readonly required: number,
+    readonly reason: 'timeout' | 'master_changed' = 'timeout',
   ) {
-    super(`only ${acknowledged} of ${required} replica(s) acknowledged the write in time`, 'REPLICA_WAIT_TIMEOUT');
+    super(
+      reason === 'timeout'
+        ? `only ${acknowledged} of ${required} replica(s) acknowledged the write in time`
+        : 'the master of a written slot changed before its replica wait: the write may be lost with the former master',
+      'REPLICA_WAIT_TIMEOUT',
+    );
   }
 }
 
@@ -53,6 +65,22 @@ function mastersFor(redis: RedisClient, keys: readonly string[]): { node: Redis;
 }
 
 /**
+ * Which node the client would send each key's writes to now (its slot map),
+ * as one string to compare later; empty on a single Redis. Taken before
+ * writes and handed to `waitForReplicas`: a write sent to a master that was
+ * then replaced (paused past the cluster's node timeout, its replica
+ * promoted, the client's map reloaded) may still run on the old master when
+ * it resumes, be answered, and be dropped once it turns replica; a `WAIT` on
+ * the new master, which has no replica yet, would not notice.
+ */
+export function slotOwners(redis: RedisClient, keys: readonly string[]): string {
+  if (!isCluster(redis)) return '';
+  let owners = '';
+  for (const key of keys) owners += `${redis.slots[slotOf(key)]?.[0] ?? '?'},`;
+  return owners;
+}
+
+/**
  * Waits until `replicas` replicas of every master that holds one of `keys`
  * acknowledged the writes sent so far (Redis `WAIT`), so a master failover
  * after this returns cannot lose them. A master with fewer live replicas (a
@@ -60,9 +88,10 @@ function mastersFor(redis: RedisClient, keys: readonly string[]): { node: Redis;
  * it has: "a replica where replicas exist", so a cluster that lost a node keeps
  * accepting (a second failure before it heals could lose writes; see
  * docs/protocol.md). A no-op for `replicas` 0. Throws `ReplicaWaitError`
- * when `timeoutMs` passes first.
+ * when `timeoutMs` passes first, or when `ownersBefore` (`slotOwners` of the
+ * same keys, taken before the writes) no longer matches the slot map.
  */
-export async function waitForReplicas(redis: RedisClient, keys: readonly string[], replicas: number, timeoutMs: number): Promise<void> {
+export async function waitForReplicas(redis: RedisClient, keys: readonly string[], replicas: number, timeoutMs: number, ownersBefore?: string): Promise<void> {
   if (replicas <= 0) return;
   await Promise.all(
     mastersFor(redis, keys).map(async ({ node, replicas: available }) => {
@@ -72,4 +101,15 @@ export async function waitForReplicas(redis: RedisClient, keys: readonly string[
       if (acknowledged < required) throw new ReplicaWaitError(acknowledged, required);
     }),
   );
+  // Checked after the WAIT, so a map change at any moment up to here counts.
+  if (ownersBefore !== undefined) assertSlotOwners(redis, keys, ownersBefore, replicas);
+}
+
+/**
+ * Throws `ReplicaWaitError` (`master_changed`) when a slot of `keys` has
+ * another master in the client's map than `ownersBefore` (`slotOwners`, taken
+ * before the writes) says: no `WAIT` can then vouch for those writes.
+ */
+export function assertSlotOwners(redis: RedisClient, keys: readonly string[], ownersBefore: string, required = 1): void {
+  if (slotOwners(redis, keys) !== ownersBefore) throw new ReplicaWaitError(0, required, 'master_changed');
 }
