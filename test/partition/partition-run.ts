@@ -4,6 +4,7 @@ import { testRuntime } from '../support/runtime';
 import { chaosConfig } from '../chaos/chaos-config';
 import { countNotTerminal } from '../chaos/redis-reads';
 import { eventBody, expectedOperations, type ChaosEvent, type ExpectedOperation } from '../chaos/workload';
+import { clientsFrom } from './blocked-clients';
 import { claimsHeldBy } from './claims';
 import { NetnsLab, type Link } from './netns';
 import { spawnInNamespace, startNsRedis, type NsApp, type NsRedis } from './ns-processes';
@@ -157,6 +158,7 @@ export async function drive(base: PartitionSetup, closers: Array<() => unknown>)
   await waitUntil(() => proxies.victim.requests.some(held) && proxies.victim.parkedWaiting().length > 0, 'a victim send accepted and not yet answered, and one kept from the provider', { timeoutMs: 30_000, intervalMs: 5 });
   note(`${at()} delay: victim sent ${proxies.victim.acceptedPosts().length} operations over its Redis link shaped with \`${shaping}\``);
 
+  const blockingBeforeCut = Math.max(1, new Set((await clientsFrom(rt.redis, links.victimRedis.innerAddress)).filter((c) => c.cmd === 'bzpopmin').map((c) => c.id)).size);
   // Cut: both ends of the victim's Redis link down; its provider link stays up.
   lab.cut(links.victimRedis);
   const cutAt = Date.now();
@@ -184,6 +186,16 @@ export async function drive(base: PartitionSetup, closers: Array<() => unknown>)
   // Resume: the victim ready again, a second batch for both workers; the good
   // one's answers are held back a little so that the victim gets its share.
   await waitUntil(() => apps.victim.status('/readyz').then((s) => s === 200, () => false), 'the victim to be ready again after the heal', { timeoutMs: 60_000, intervalMs: 200 });
+  // Ready answers on the victim's command connection; its workers' blocking
+  // connections may still sit in TCP's retransmit backoff from the cut. The
+  // second batch waits until each of them has begun a wait since the heal,
+  // or the good process could take the whole batch first.
+  const waiting = async () => (await clientsFrom(rt.redis, links.victimRedis.innerAddress)).filter((c) => c.cmd === 'bzpopmin');
+  await waitUntil(async () => {
+    const blocked = await waiting();
+    return blocked.length >= blockingBeforeCut && blocked.every((c) => c.lastCommandAt > healAt);
+  }, `the victim's ${blockingBeforeCut} worker connection(s) to wait on Redis again after the heal`, { timeoutMs: 90_000, intervalMs: 250 });
+  note(`${at()} ready: the victim's ${(await waiting()).length} worker connection(s) wait on Redis again (${blockingBeforeCut} before the cut)`);
   proxies.victim.holdAnswersMs = 0;
   proxies.victim.parkEvery = 0;
   proxies.good.holdAnswersMs = RESUME_GOOD_HOLD_MS;
