@@ -36,12 +36,12 @@ function fakeDeps(options: { routes?: unknown[]; failEnqueue?: Error } = {}) {
       if (options.failEnqueue) throw options.failEnqueue;
       enqueued.push(jobs);
     },
-    async markDecided(messageKey, operationKeys) {
+    async recordDecision(messageKey, operations) {
       calls.push('markDecided');
-      decided.push({ messageKey, operationKeys });
+      decided.push({ messageKey, operationKeys: operations.map((o) => o.operationKey) });
       const first = !decidedKeys.has(messageKey);
       decidedKeys.add(messageKey);
-      return first;
+      return { first };
     },
     logger: createLogger({ app: 'test', level: 'warn', destination }),
     // The counter port is narrow in use (inc only); a prom-client Counter is far wider.
@@ -62,11 +62,11 @@ function fakeDeps(options: { routes?: unknown[]; failEnqueue?: Error } = {}) {
 }
 
 describe('decide', () => {
-  it('enqueues the deliver jobs before recording the decision', async () => {
+  it('records the decision before it enqueues the deliver jobs (a cancel then finds every operation that can be claimed)', async () => {
     const f = fakeDeps();
     const outcome = await decide(data, f.deps);
     expect(outcome).toEqual({ operations: 2, redelivered: false });
-    expect(f.calls).toEqual(['enqueue', 'markDecided']);
+    expect(f.calls).toEqual(['markDecided', 'enqueue']);
     expect(f.enqueued).toHaveLength(1);
     const keys = f.enqueued[0]?.map((j) => j.operationKey);
     expect(keys).toEqual([
@@ -83,23 +83,23 @@ describe('decide', () => {
     await decide(data, f.deps);
     const again = await decide(data, f.deps);
     expect(again).toEqual({ operations: 2, redelivered: true });
-    expect(f.calls).toEqual(['enqueue', 'markDecided', 'enqueue', 'markDecided']);
+    expect(f.calls).toEqual(['markDecided', 'enqueue', 'markDecided', 'enqueue']);
     expect(f.enqueued[1]?.map((j) => j.operationKey)).toEqual(f.enqueued[0]?.map((j) => j.operationKey));
     expect(f.duplicates).toEqual([{ stage: 'decision', reason: 'redelivered' }]);
   });
 
-  it('does not record the decision when enqueueing fails (ack after effect)', async () => {
+  it('a failed enqueue fails the job after the record (ack after effect): its retry enqueues the same operations', async () => {
     const f = fakeDeps({ failEnqueue: new Error('ECONNREFUSED') });
     await expect(decide(data, f.deps)).rejects.toThrow('ECONNREFUSED');
-    expect(f.calls).toEqual(['enqueue']);
-    expect(f.decided).toEqual([]);
+    expect(f.calls).toEqual(['markDecided', 'enqueue']);
+    expect(f.enqueued).toEqual([]);
   });
 
   it('an unrouted message is still marked decided, reported, counted and logged once', async () => {
     const f = fakeDeps({ routes: [{ name: 'billing', match: { source: 'billing' }, action: 'notify', channel: 'webhook' }] });
     const outcome = await decide(data, f.deps);
     expect(outcome).toEqual({ operations: 0, redelivered: false, unrouted: 'no_route' });
-    expect(f.calls).toEqual(['enqueue', 'markDecided']);
+    expect(f.calls).toEqual(['markDecided', 'enqueue']);
     expect(f.enqueued).toEqual([[]]);
     expect(f.decided).toEqual([{ messageKey: data.messageKey, operationKeys: [] }]);
     expect(f.logLines).toHaveLength(1);

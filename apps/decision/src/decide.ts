@@ -17,7 +17,15 @@ import type { MailboxConfig, RouteConfig } from '@singleshot/config';
 import type { Logger, Metrics } from '@singleshot/observability';
 import { inlineRouteTemplates, type RouteTemplates } from '@singleshot/runtime';
 import { INVALID_RECIPIENT, deadOnArrival, type DeadOnArrivalDeps } from './invalid-recipient';
+import type { Tombstone } from '@singleshot/store';
+import { joinCancellationKey, keepFor, settle, type LifecycleDeps } from './lifecycle';
 import { routeMatches } from './route-match';
+import { dueAt, quietHoursOf } from './timing';
+
+function withQuietHours(route: RouteConfig, input: IngestInput, recipient: string): Pick<DeliverJobData, 'quietHours'> {
+  const quietHours = quietHoursOf(route, input, recipient);
+  return quietHours ? { quietHours } : {};
+}
 
 /** What the decide handler needs; tests pass small object literals. */
 export interface DecideDeps {
@@ -29,8 +37,14 @@ export interface DecideDeps {
   enqueueDeliveries(jobs: DeliverJobData[]): Promise<void>;
   /** Adds the render jobs of the documents the operations need (idempotent by document key). */
   enqueueRenders?(jobs: RenderJobData[]): Promise<void>;
-  /** Records the decision; false when the message was decided before. */
-  markDecided(messageKey: string, operationKeys: string[]): Promise<boolean>;
+  /**
+   * Records the decision, before any operation is enqueued: `first` is false
+   * when the message was decided before; `cancelled` is the tombstone of a
+   * cancel that came first (MessageStore.recordDecision).
+   */
+  recordDecision(messageKey: string, operations: Array<{ operationKey: string; target: string }>, extraRetentionMs?: number): Promise<{ first: boolean; cancelled?: Tombstone }>;
+  /** Cancels and schedules (send-at, a route's delay); without them every operation goes now. */
+  lifecycle?: LifecycleDeps;
   logger: Logger;
   metrics: Pick<Metrics, 'duplicatesSuppressed' | 'unrouted' | 'dead'>;
   /** How each channel's recipients are checked; default `text`. */
@@ -45,6 +59,10 @@ export interface DecideOutcome {
   invalidRecipients?: number;
   /** The message was decided before (a redelivered decide job). */
   redelivered: boolean;
+  /** Operations born cancelled (a cancel came before the decision). */
+  cancelled?: number;
+  /** Operations created `scheduled` (send-at, a route's delay). */
+  scheduled?: number;
   /** Why no operation was made, when none was. */
   unrouted?: 'no_route' | 'no_recipients';
 }
@@ -121,6 +139,7 @@ export function planOperations(
       name: doc.name,
       documentKey: documentKey({ messageKey, name: doc.name, version: doc.version }),
     }));
+    const due = dueAt(route, input, data.firstArrivalAt);
     for (const raw of recipientsOf(route, input, owner)) {
       const recipient = normalizeRecipient(raw);
       if (!recipient) continue;
@@ -141,6 +160,8 @@ export function planOperations(
         ...(documents.length > 0 ? { documents } : {}),
         data: input.kind === 'event' ? input.data : { mailbox: input.mailboxId, from: input.from },
         firstArrivalAt: data.firstArrivalAt,
+        ...(due !== undefined ? { dueAt: due } : {}),
+        ...withQuietHours(route, input, recipient),
       });
       // One render per document, however many recipients need it (dependents are added below).
       route.documents.forEach((doc, i) => {
@@ -184,24 +205,37 @@ export function planOperations(
 }
 
 /**
- * The decide handler: every deliver job is enqueued before the decision is
- * recorded and before the job completes (ack after effect). A redelivered decide
- * job recomputes the same operation keys, so re-enqueueing cannot double-send.
+ * The decide handler: the decision (its operation keys) is recorded, then
+ * every deliver job is enqueued before the job completes (ack after effect).
+ * A redelivered decide job recomputes the same operation keys, so
+ * re-enqueueing cannot double-send.
  */
 export async function decide(data: DecideJobData, deps: DecideDeps): Promise<DecideOutcome> {
   const { jobs, renders, invalid = [], unrouted } = planOperations(data, deps.routes, deps.mailboxes, deps.recipientKind, deps.templates);
+  // The decision is recorded before anything is enqueued: a cancel finds every
+  // operation that can be claimed, or its tombstone is read here first
+  // (message-decided-1.lua). A retry after a failure below enqueues the same
+  // operations again (idempotent by key).
+  await joinCancellationKey(data, deps.lifecycle);
+  const planned = [...jobs, ...invalid.map((i) => i.job)];
+  const { first, cancelled } = await deps.recordDecision(
+    data.messageKey,
+    planned.map((j) => ({ operationKey: j.operationKey, target: `${j.channel}:${j.recipient}` })),
+    keepFor(data, deps.lifecycle, jobs),
+  );
+  const settled = await settle(data, jobs, cancelled, deps.lifecycle);
   // Renders first: a delivery that finds no document state waits for a render
   // that is already queued, never for one that a crash here would lose.
   if (renders.length > 0) {
     if (!deps.enqueueRenders) throw new Error('routes declare documents but no render queue is wired');
     await deps.enqueueRenders(renders);
   }
-  await deps.enqueueDeliveries(jobs);
+  await deps.enqueueDeliveries(settled.now);
+  if (settled.later.length > 0) await deps.lifecycle?.enqueueLater(settled.later);
   for (const { job, problem } of invalid) {
     if (!deps.deadOnArrival) throw new Error('decide: an invalid recipient needs deadOnArrival deps');
     await deadOnArrival(job, problem, deps.deadOnArrival);
   }
-  const first = await deps.markDecided(data.messageKey, [...jobs, ...invalid.map((i) => i.job)].map((j) => j.operationKey));
   if (first) {
     for (const { job, problem } of invalid) {
       deps.metrics.dead.inc({ channel: job.channel, reason: INVALID_RECIPIENT });
@@ -213,5 +247,12 @@ export async function decide(data: DecideJobData, deps: DecideDeps): Promise<Dec
     deps.metrics.unrouted.inc({ reason: unrouted });
     deps.logger.warn({ event: 'message_unrouted', messageKey: data.messageKey, reason: unrouted, source: data.input.source }, 'message made no operation');
   }
-  return { operations: jobs.length, redelivered: !first, ...(invalid.length ? { invalidRecipients: invalid.length } : {}), ...(unrouted ? { unrouted } : {}) };
+  return {
+    operations: jobs.length,
+    redelivered: !first,
+    ...(invalid.length ? { invalidRecipients: invalid.length } : {}),
+    ...(settled.cancelled ? { cancelled: settled.cancelled } : {}),
+    ...(settled.later.length ? { scheduled: settled.later.length } : {}),
+    ...(unrouted ? { unrouted } : {}),
+  };
 }

@@ -5,6 +5,7 @@ import {
   QUEUES,
   TurnCoalescer,
   addDead,
+  enqueueDelayedDeliveries,
   enqueueDeliveryJobs,
   enqueueRenders,
   handOffInvalidDecide,
@@ -45,7 +46,9 @@ export function startDecision(rt: Runtime): DecisionApp {
   // Redis there is nothing to wait for: no key list is built.
   const fanOut = new TurnCoalescer<DeliverJobData>(async (jobs) => {
     // Where the adds go, read before them: a failover in between fails the wait (docs/protocol.md).
-    const partitionKeys = replicated ? jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))) : [];
+    // With the records of the decisions (written before, on this connection): a
+    // cancel must find every operation a failover cannot take back.
+    const partitionKeys = replicated ? [...new Set([...jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))), ...jobs.map((j) => rt.keys.message(j.messageKey))])] : [];
     const before = replicated ? rt.slotOwners(rt.redis, partitionKeys) : undefined;
     await enqueueDeliveryJobs(rt.queues, jobs, batchMax);
     if (replicated) await rt.replicate(rt.redis, partitionKeys, before);
@@ -60,7 +63,18 @@ export function startDecision(rt: Runtime): DecisionApp {
       await enqueueRenders(rt.queues.render, jobs);
       if (replicated) await rt.replicate(rt.redis, [rt.keys.queuePrefix], before);
     },
-    markDecided: (messageKey: string, ops: string[]) => rt.messages.markDecided(messageKey, ops),
+    recordDecision: (messageKey: string, ops: Array<{ operationKey: string; target: string }>, extraRetentionMs?: number) =>
+      rt.messages.recordDecision(messageKey, ops, extraRetentionMs),
+    lifecycle: {
+      cancellations: rt.cancellations,
+      schedule: (job: DeliverJobData, due: number, reason: 'send_at' | 'delay', sweepGraceMs: number) => rt.operations.schedule(job, due, reason, sweepGraceMs),
+      enqueueLater: async (items: ReadonlyArray<{ job: DeliverJobData; delayMs: number }>) => {
+        const partitionKeys = replicated ? items.map((i) => rt.keys.queuePrefixOf(partitionOf(i.job.operationKey, rt.keys.partitions))) : [];
+        const before = replicated ? rt.slotOwners(rt.redis, partitionKeys) : undefined;
+        await enqueueDelayedDeliveries(rt.queues, items);
+        if (replicated) await rt.replicate(rt.redis, partitionKeys, before);
+      },
+    },
     logger,
     metrics: rt.metrics,
     // Mail providers take addresses, twilio-sms E.164 numbers, slack conversation or user ids; the others (http, log) any text.

@@ -80,11 +80,11 @@ export interface DeliverDeps {
 }
 
 /** Why an operation waits without being claimed. */
-export type WaitReason = 'breaker_open';
+export type WaitReason = 'breaker_open' | 'quiet_hours';
 
 /** Where waiting operations are made visible. */
 export interface WaitingPort {
-  wait(job: Pick<import('@singleshot/core').DeliverJobData, 'operationKey' | 'channel'>, reason: WaitReason, untilMs: number): Promise<void>;
+  wait(job: Pick<import('@singleshot/core').DeliverJobData, 'operationKey' | 'messageKey' | 'recipient' | 'channel'>, reason: WaitReason, untilMs: number): Promise<void>;
 }
 
 /** What one call of the deliver handler came to (the worker reschedules `retry` and `conflict`). */
@@ -94,8 +94,12 @@ export type DeliverOutcome =
   | { kind: 'terminal'; status: OperationStatus }
   | { kind: 'conflict'; delayMs: number }
   | { kind: 'retry'; delayMs: number; reason: string }
-  /** Not claimed: waits for a document (visible in `ops show`; no attempt used). */
-  | { kind: 'waiting'; delayMs: number; reason: 'document'; waitingFor: string }
+  /** Not claimed: waits for a document, or for its quiet hours to end (visible in `ops show`; no attempt used). */
+  | { kind: 'waiting'; delayMs: number; reason: 'document' | 'quiet_hours'; waitingFor: string }
+  /** Not claimed: scheduled for later (send-at); no attempt used. */
+  | { kind: 'scheduled'; delayMs: number }
+  /** Cancelled by its producer while an earlier attempt was in flight; nothing more is sent. */
+  | { kind: 'cancelled'; reason: string }
   | { kind: 'dead'; reason: DeadReason }
   | { kind: 'suppressed'; reason: SuppressReason }
   | { kind: 'stale' };
@@ -107,6 +111,8 @@ export interface ClaimState {
   previousStatus: OperationStatus;
   lastProvider: string;
   limitBypass: boolean;
+  /** A cancel came while an earlier attempt was in flight: reconcile, never send. */
+  cancelRequested: boolean;
   keeper: LeaseKeeper;
   log: ScopedLogger;
 }
@@ -138,7 +144,9 @@ export type Ending =
   | { kind: 'dead'; reason: DeadReason; error: ErrorInfo; provider?: string }
   | { kind: 'suppressed'; reason: SuppressReason; error: ErrorInfo; details?: Record<string, unknown> }
   | { kind: 'released'; reason: string; provider?: string; delayMs?: number }
+  /** A cancel asked for during an earlier attempt, which sent nothing for sure: ends `cancelled`. */
+  | { kind: 'cancelled'; reason: string }
   | { kind: 'stale' };
 
 /** The `result` label of `singleshot_deliveries_total`: one sample per ending of a claimed attempt. */
-export type DeliveryResult = 'sent' | 'retry' | 'in_doubt' | 'dead' | 'suppressed' | 'released' | 'stale';
+export type DeliveryResult = 'sent' | 'retry' | 'in_doubt' | 'dead' | 'suppressed' | 'released' | 'cancelled' | 'stale';

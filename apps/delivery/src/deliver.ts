@@ -1,4 +1,4 @@
-import type { DeliverJobData, ErrorCode } from '@singleshot/core';
+import { quietUntil, type DeliverJobData, type ErrorCode } from '@singleshot/core';
 import type { AttemptRecord } from '@singleshot/store';
 import { ensureDeadRecord } from '@singleshot/queues';
 import { lazyChild } from '@singleshot/observability';
@@ -23,6 +23,15 @@ export type { DeliverDeps, DeliverOutcome } from './deliver-types';
  */
 export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<DeliverOutcome> {
   const now = deps.now ?? Date.now;
+  // Inside its quiet hours: the same operation waits for their end, unclaimed
+  // (no attempt, no new key), and is visible as waiting (`quiet_hours`).
+  if (job.quietHours) {
+    const until = quietUntil(job.quietHours, now());
+    if (until !== undefined) {
+      await deps.waiting?.wait(job, 'quiet_hours', until);
+      return { kind: 'waiting', delayMs: Math.max(1, until - now()), reason: 'quiet_hours', waitingFor: 'quiet_hours' };
+    }
+  }
   // A document it needs is not stored yet: wait without claiming (a claim
   // counts an attempt; waiting must not use up the delivery's attempts), and
   // before the breakers, so a waiting operation never holds a half-open trial.
@@ -88,6 +97,9 @@ async function claimAndSend(
     case 'conflict':
       deps.metrics.lockConflicts.inc({ queue: 'deliver' });
       return { kind: 'conflict', delayMs: claim.retryInMs + Math.floor((deps.random ?? Math.random)() * 250) };
+    case 'early':
+      // A job that came before its operation is due (a redelivery, the sweeper): back until then.
+      return { kind: 'scheduled', delayMs: Math.max(1, claim.dueAt - now()) };
     case 'claimed':
       break;
   }
@@ -129,6 +141,8 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
   // A previous attempt may have reached a provider: reconcile before any send (docs/protocol.md invariant 5).
   if (claim.previousStatus === 'sending' || claim.previousStatus === 'in_doubt') {
     const verdict = await reconcile(job.operationKey, chain, claim, deps, { recipient: job.recipient, since: job.firstArrivalAt });
+    // Cancelled meanwhile: an attempt that got through stands; nothing is sent anew.
+    if (claim.cancelRequested && verdict.kind !== 'found' && verdict.kind !== 'unknown') return { kind: 'cancelled', reason: 'cancel_requested' };
     switch (verdict.kind) {
       case 'found':
         a.record({ step: 'reconcile', outcome: 'sent', provider: verdict.provider, externalId: verdict.externalId, note: 'reconciled by lookup' });

@@ -68,6 +68,12 @@ export async function finish(a: ClaimedAttempt, ending: Ending): Promise<Deliver
       if (ending.reason === 'breaker_open') await a.deps.waiting?.wait(a.job, 'breaker_open', a.now() + delayMs);
       return { kind: 'retry', delayMs, reason: ending.reason };
     }
+    case 'cancelled': {
+      if ((await commit(a, 'cancelled', { reason: ending.reason })) === 'stale') return stale(a);
+      count(a, 'cancelled');
+      a.log.info({ event: 'operation_cancelled', reason: ending.reason }, 'operation cancelled: a cancel came during an earlier attempt');
+      return { kind: 'cancelled', reason: ending.reason };
+    }
     case 'stale':
       // Lost the lease before a commit: nothing is written (docs/protocol.md, invariant 10).
       return stale(a);

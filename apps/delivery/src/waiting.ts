@@ -18,9 +18,9 @@ export class WaitingBoard implements WaitingPort {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async wait(job: Pick<DeliverJobData, 'operationKey' | 'channel'>, reason: WaitReason, untilMs: number): Promise<void> {
+  async wait(job: Pick<DeliverJobData, 'operationKey' | 'messageKey' | 'recipient' | 'channel'>, reason: WaitReason, untilMs: number): Promise<void> {
     this.until.set(job.operationKey, { reason, untilMs });
-    await this.operations.markWaiting(job.operationKey, reason, untilMs);
+    await this.operations.markWaiting(job, reason, untilMs);
   }
 
   /** Waiting operations by reason, now (for the gauge). */

@@ -119,6 +119,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
     logger: logger.child({ component: 'sweeper' }),
   });
   rt.metrics.setInDoubtSource(() => sweeper.index.inDoubtCount());
+  rt.metrics.setScheduledSource(() => sweeper.index.scheduledCount());
   const partitions = consumedPartitions(rt.keys, QUEUES.deliver, delivery.partitions, rt.config.redis.formerPartitions);
   // delivery.concurrency bounds operations in flight per process, single jobs and batches alike.
   const limit = new CallLimit(delivery.concurrency);
@@ -127,7 +128,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
       queue: 'deliver',
       run: (op) => limit.run(() => deliver(op, deps)),
       kindOf: (outcome) => outcome.kind,
-      againAfterMs: (outcome) => (outcome.kind === 'retry' || outcome.kind === 'conflict' || outcome.kind === 'waiting' ? outcome.delayMs : undefined),
+      againAfterMs: (outcome) => (outcome.kind === 'retry' || outcome.kind === 'conflict' || outcome.kind === 'waiting' || outcome.kind === 'scheduled' ? outcome.delayMs : undefined),
       logFields: (op, outcome) => ({ operationKey: op.operationKey, messageKey: op.messageKey, channel: op.channel, outcome }),
       invalid: (entry, where) => recordInvalidJob(deps, { operationKey: where.key, data: entry, issues: where.issues }),
       // Under the operation key, the id replay, the sweeper and the render's wake-up look up.

@@ -1,6 +1,7 @@
 import type { Logger, Metrics } from '@singleshot/observability';
 import type { Runtime } from '@singleshot/runtime';
 import type { Acceptor } from '@singleshot/intake';
+import type { Cancellations } from '@singleshot/store';
 import type { IngestCounters } from './counters';
 import type { ProducerAuth } from './producer-auth';
 
@@ -9,7 +10,7 @@ export interface IngestContext {
   /** Takes arrivals (one per process: it coalesces parallel arrivals of a message). */
   accept: Acceptor;
   logger: Logger;
-  metrics: Pick<Metrics, 'eventsReceived' | 'duplicatesSuppressed' | 'fingerprintFallbacks' | 'ingestRequestDuration' | 'ingestRequests'>;
+  metrics: Pick<Metrics, 'eventsReceived' | 'duplicatesSuppressed' | 'fingerprintFallbacks' | 'ingestRequestDuration' | 'ingestRequests' | 'cancellations'>;
   /** The per-request metrics above through cached label children (the hot path uses these). */
   counters: IngestCounters;
   mailboxIds: Set<string>;
@@ -18,11 +19,22 @@ export interface IngestContext {
   limits: { maxRequestsInFlight: number; maxJsonDepth: number };
   maxBodyBytes: number;
   maxMailBytes: number;
+  /** How far ahead an event may be scheduled (`scheduling.maxHorizonDays`), ms. */
+  maxHorizonMs: number;
+  /** `POST /v1/cancellations`; absent in tests of the event door alone. */
+  cancels?: CancelPort;
   /**
    * Maps a producer's `source` to a bounded metric label: sources named in
    * routes keep their name, anything else is `other` (labels must stay bounded).
    */
   sourceLabel(source: string): string;
+}
+
+/** What the cancellations route needs: the compare-and-sets, and a replica wait for what they wrote. */
+export interface CancelPort {
+  store: Pick<Cancellations, 'cancelMessage' | 'cancelByKey'>;
+  /** Resolves once the writes to these messages' and operations' slots are on a replica (a no-op on a single Redis). */
+  replicate(messageKeys: readonly string[], operationKeys: readonly string[]): Promise<void>;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { ReadinessCheck } from '@singleshot/observability';
 import type { IngestContext } from './context';
 import type { IngestRoute } from './http/route';
 import { ingestOpenApi } from './openapi';
+import { cancellationsRoute } from './routes/cancellations';
 import { eventsRoute } from './routes/events';
 import { rawMailRoute } from './routes/mail-raw';
 import { probeRoutes } from './routes/probes';
@@ -26,6 +27,7 @@ export function ingestRoutes({ ctx, registry, ready, providerWebhooks = [], docu
   let document: object | undefined;
   const routes: IngestRoute[] = [
     eventsRoute(ctx),
+    ...(ctx.cancels ? [cancellationsRoute(ctx)] : []),
     rawMailRoute(ctx),
     ...providerWebhooks,
     ...(documents ? [documents] : []),

@@ -1,5 +1,5 @@
 import { waitReplicasOf } from '@singleshot/config';
-import { MessageStore } from '@singleshot/store';
+import { Cancellations, MessageStore } from '@singleshot/store';
 import { listen } from '@singleshot/http';
 import { defaultReady, documentLinkSecret, type RunningWorker } from '@singleshot/runtime';
 import { Acceptor, acceptanceKeys } from '@singleshot/intake';
@@ -47,6 +47,13 @@ export function ingestContext(rt: IngestRuntime): IngestContext {
     limits: { maxRequestsInFlight: ingest.maxRequestsInFlight, maxJsonDepth: ingest.maxJsonDepth },
     maxBodyBytes: ingest.maxBodyBytes,
     maxMailBytes: ingest.maxBodyBytes,
+    maxHorizonMs: rt.config.scheduling.maxHorizonDays * 86_400_000,
+    cancels: {
+      // The fail-fast producer connection, as acceptance: a cancel while Redis is away answers 503 at once.
+      store: new Cancellations(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
+      replicate: (messageKeys, operationKeys) =>
+        rt.replicate(rt.producer, [...messageKeys.map((m) => rt.keys.message(m)), ...operationKeys.map((o) => rt.keys.op(o))]),
+    },
     sourceLabel: (source) => (knownSources.has(source) ? source : 'other'),
   };
 }

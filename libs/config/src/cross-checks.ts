@@ -1,5 +1,6 @@
 import type { ConfigIssue } from './config-error';
 import { formatPath } from './config-error';
+import { durationMs } from './primitives';
 import { isRawObject, type RawObject } from './raw';
 
 /**
@@ -37,8 +38,14 @@ export function crossCheck(raw: RawObject): ConfigIssue[] {
   });
 
   const routeNames = new Set<string>();
+  const scheduling = isRawObject(raw.scheduling) ? raw.scheduling : {};
+  const horizonDays = typeof scheduling.maxHorizonDays === 'number' ? scheduling.maxHorizonDays : 30;
   routes.forEach((route, index) => {
     if (!isRawObject(route)) return;
+    const delay = durationMs.safeParse(route.delay);
+    if (delay.success && delay.data > horizonDays * 86_400_000) {
+      issues.push({ path: formatPath(['routes', index, 'delay']), message: `delay ${String(route.delay)} is past scheduling.maxHorizonDays (${horizonDays} days)` });
+    }
     if (typeof route.name === 'string') {
       if (routeNames.has(route.name)) {
         issues.push({ path: formatPath(['routes', index, 'name']), message: `duplicate route name "${route.name}"` });

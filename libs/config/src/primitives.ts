@@ -46,3 +46,11 @@ export const rateLimitSchema = z.strictObject({
   windowSeconds: positiveInt.describe('Length of the sliding window.'),
 });
 export type RateLimitConfig = z.output<typeof rateLimitSchema>;
+
+const DURATION_UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A duration as `30s`, `15m`, `72h` or `2d`, parsed to milliseconds. */
+export const durationMs = z
+  .string()
+  .regex(/^[0-9]{1,7}[smhd]$/, 'expected a duration such as 30s, 15m, 72h or 2d')
+  .transform((text) => Number(text.slice(0, -1)) * (DURATION_UNITS[text.slice(-1)] as number));

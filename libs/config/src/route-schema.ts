@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseAction } from '@singleshot/core';
-import { identifier, nonEmpty, rateLimitSchema, regexSource } from './primitives';
+import { isValidTimeZone, parseQuietHours } from '@singleshot/core';
+import { durationMs, identifier, nonEmpty, rateLimitSchema, regexSource } from './primitives';
 import { routeDocumentSchema } from './document-schema';
 
 /**
@@ -73,6 +74,29 @@ export const templateSchema = z
     if (t.textFile && t.text !== '') ctx.addIssue({ code: 'custom', path: ['textFile'], message: 'give either text or textFile, not both' });
   });
 
+const timeZone = z.string().refine(isValidTimeZone, 'expected an IANA time zone such as Europe/Berlin');
+
+/**
+ * Hours in which a route's notifications are not sent: an operation due
+ * inside waits for their end (the same operation; docs/scheduling.md).
+ * `timezone` is an IANA zone, or `recipient`: the recipient's own zone from
+ * the event (`recipients: [{ address, timezone }]`), else `fallbackTimezone`.
+ */
+export const quietHoursSchema = z
+  .strictObject({
+    start: z.string().describe('Local start time, `HH:MM` (24 h).'),
+    end: z.string().describe('Local end time, `HH:MM`; before `start` for a window across midnight.'),
+    timezone: z.union([z.literal('recipient'), timeZone]).describe('An IANA zone, or `recipient` (the recipient\'s zone from the event).'),
+    fallbackTimezone: timeZone.default('UTC').describe('With `timezone: recipient`: the zone of a recipient whose event gave none.'),
+  })
+  .superRefine((q, ctx) => {
+    try {
+      parseQuietHours({ start: q.start, end: q.end, timezone: q.timezone === 'recipient' ? q.fallbackTimezone : q.timezone });
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    }
+  });
+
 /**
  * One routing rule. Routes are NOT first-match: every route whose `match`
  * matches applies (fan-out), each producing its own operations, one per
@@ -97,6 +121,14 @@ export const routeSchema = z
       .describe('Handlebars templates (see templates-and-documents.md). Context: `source`, `type`, `id`, `data.*`, `recipients` for events; `mail.from`, `mail.to`, `mail.subject`, `mail.date`, `mail.excerpt`, `mail.mailbox`, `owner` for mail. Missing values render empty.'),
     limit: rateLimitSchema.optional().describe('Per-route rate limit, per recipient. Over the limit an operation ends `suppressed` (reason `rate_limit`).'),
     documents: z.array(routeDocumentSchema).default([]).describe('Documents every notification of this route needs first; each is generated once.'),
+    delay: durationMs
+      .optional()
+      .describe('Send this long after the event first arrived (`30s`, `15m`, `72h`, `2d`); the operation is `scheduled` meanwhile. An event\'s own `sendAt`/`delaySeconds` wins.'),
+    quietHours: quietHoursSchema.optional().describe('Hours in which this route sends nothing: an operation due inside waits for their end (docs/scheduling.md).'),
+    required: z
+      .boolean()
+      .default(false)
+      .describe('A notification that must go (a password reset, an invoice by law): quiet hours do not hold it back.'),
   })
   .transform((route) => ({
     ...route,

@@ -181,6 +181,15 @@ export const retentionSchema = z.strictObject({
   days: z.number().positive().default(7).describe('How long dedup records and the journal are kept; longer than any source can redeliver.'),
 });
 
+export const schedulingSchema = z.strictObject({
+  maxHorizonDays: z
+    .number()
+    .positive()
+    .max(366)
+    .default(30)
+    .describe('How far ahead an event may be scheduled (`sendAt`, `delaySeconds`, a route\'s `delay`); past it ingest answers 400 SEND_AT_BEYOND_HORIZON. The records of a scheduled operation are kept for the retention period past its time.'),
+});
+
 export const webhooksSchema = z.strictObject({
   mailgun: z
     .strictObject({
@@ -238,6 +247,7 @@ export const configSchema = z.strictObject({
   mailboxes: z.array(mailboxSchema).default([]).describe('Mailboxes whose mail is routed (see mail.md).'),
   limits: limitsSchema.prefault({}).describe('Per-recipient limits across all routes.'),
   retention: retentionSchema.prefault({}).describe('How long records are kept.'),
+  scheduling: schedulingSchema.prefault({}).describe('Send-at and delays (see scheduling.md).'),
   webhooks: webhooksSchema
     .prefault({})
     .describe('Provider inbound mail webhooks (`POST /v1/mail/inbound/<provider>`). A provider without an entry answers 404: no unauthenticated inbound endpoint is open by default.'),
@@ -271,3 +281,4 @@ export type DecisionConfig = Config['decision'];
 export type DeliveryConfig = Config['delivery'];
 export type LimitsConfig = Config['limits'];
 export type RetentionConfig = Config['retention'];
+export type SchedulingConfig = Config['scheduling'];

@@ -1,9 +1,14 @@
 /** Domain types shared by every app. Plain data: safe to serialize into jobs. */
+import type { QuietHours } from './quiet-hours';
 
-export const OPERATION_STATUSES = ['pending', 'sending', 'sent', 'in_doubt', 'failed', 'dead', 'suppressed'] as const;
+/**
+ * `scheduled`: created ahead of its send-at time, not yet attempted.
+ * `cancelled`: taken back by its producer before anything was sent (terminal).
+ */
+export const OPERATION_STATUSES = ['pending', 'scheduled', 'sending', 'sent', 'in_doubt', 'failed', 'dead', 'suppressed', 'cancelled'] as const;
 export type OperationStatus = (typeof OPERATION_STATUSES)[number];
 
-export const TERMINAL_STATUSES: readonly OperationStatus[] = ['sent', 'dead', 'suppressed'];
+export const TERMINAL_STATUSES: readonly OperationStatus[] = ['sent', 'dead', 'suppressed', 'cancelled'];
 
 /** What ingest hands to the decision stage (the payload of a decide job). */
 export interface EventInput {
@@ -13,6 +18,12 @@ export interface EventInput {
   type: string;
   recipients?: string[];
   data: Record<string, unknown>;
+  /** When the event's notifications may leave (ms since the epoch; `sendAt` or `delaySeconds` resolved at ingest). */
+  sendAt?: number;
+  /** The producer's key for cancelling this event with others (`POST /v1/cancellations`). */
+  cancellationKey?: string;
+  /** Recipients' own time zones (IANA), for routes whose quiet hours follow the recipient. */
+  timezones?: Record<string, string>;
 }
 
 /** The parsed, size-bounded summary of one mail (never the whole raw MIME). */
@@ -62,6 +73,10 @@ export interface DeliverJobData {
   documents?: DocumentRef[];
   data: Record<string, unknown>;
   firstArrivalAt: number;
+  /** Not before this (ms): the operation was scheduled (send-at, a route's delay). */
+  dueAt?: number;
+  /** Hours in which it is not sent, resolved to one zone; an attempt due inside waits for their end. */
+  quietHours?: QuietHours;
 }
 
 /** A document an operation needs: which one, by its render operation's key. */
@@ -97,6 +112,9 @@ export type JournalType =
   | 'suppressed'
   | 'duplicate'
   | 'replayed'
+  | 'scheduled'
+  | 'cancelled'
+  | 'deferred'
   | 'document_stored'
   | 'document_failed'
   | 'document_replayed';

@@ -70,6 +70,12 @@ export interface Metrics {
   unrouted: Counter<'reason'>;
   /** Operations currently in doubt, read at scrape time from the source given to setInDoubtSource. */
   operationsInDoubt: Gauge<string>;
+  /** What cancels did, per operation (`cancelled`, `in_flight`, `already_sent`, …), and `pending` per cancel that waits for operations to come. */
+  cancellations: Counter<'outcome'>;
+  /** Operations scheduled for later (send-at, a route's delay), read at scrape time from the source given to setScheduledSource. */
+  operationsScheduled: Gauge<string>;
+  /** Where `singleshot_operations_scheduled` comes from; cached like the others. */
+  setScheduledSource(fetch: () => Promise<number>, options?: SourceOptions): void;
   /** Filled at scrape time from the source given to setQueueSource. */
   queueJobs: Gauge<'queue' | 'state'>;
   /** Filled at scrape time from the source given to setDlqSource. */
@@ -128,6 +134,19 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     async collect() {
       if (!inDoubtSource) return;
       const result = await inDoubtSource();
+      this.reset();
+      if (result.ok) this.set(result.value);
+    },
+  });
+
+  let scheduledSource: (() => Promise<SourceResult<number>>) | undefined;
+  const operationsScheduled = new Gauge({
+    name: 'singleshot_operations_scheduled',
+    help: 'Operations created ahead of their send-at time and not yet attempted, read at scrape time.',
+    registers,
+    async collect() {
+      if (!scheduledSource) return;
+      const result = await scheduledSource();
       this.reset();
       if (result.ok) this.set(result.value);
     },
@@ -281,6 +300,11 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     replays: counter('singleshot_replays_total', 'Dead or suppressed operations replayed, by who asked and result.', ['via', 'result']),
     unrouted: counter('singleshot_unrouted_total', 'Messages that made no operation, by reason.', ['reason']),
     operationsInDoubt,
+    cancellations: counter('singleshot_cancellations_total', 'What cancels did, per operation, and `pending` per cancel that waits for operations still to come.', ['outcome']),
+    operationsScheduled,
+    setScheduledSource(fetch, options) {
+      scheduledSource = cachedSource(fetch, options);
+    },
     queueJobs,
     dlqDepth,
     setInDoubtSource(fetch, options) {

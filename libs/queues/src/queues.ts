@@ -158,6 +158,17 @@ export async function enqueueDeliveries(queues: Pick<Queues, 'deliverOf'>, jobs:
 }
 
 /**
+ * Adds deliver jobs that run after a delay (scheduled operations), each its
+ * own job under its operation key: a delay belongs to one operation, so they
+ * are never batched.
+ */
+export async function enqueueDelayedDeliveries(queues: Pick<Queues, 'deliverOf'>, items: ReadonlyArray<{ job: DeliverJobData; delayMs: number }>): Promise<void> {
+  await Promise.all(
+    items.map(({ job, delayMs }) => queues.deliverOf(job.operationKey).add('deliver', job, { ...DELIVER_OPTIONS, jobId: job.operationKey, delay: Math.max(0, Math.round(delayMs)) })),
+  );
+}
+
+/**
  * Records a dead operation. jobId = operation key: a redelivered job that finds
  * the operation already dead re-adds the same record, which is a no-op.
  */

@@ -14,6 +14,9 @@ export const eventInputSchema = z.object({
   type: z.string().min(1),
   recipients: z.array(z.string().min(1)).optional(),
   data: z.record(z.string(), z.unknown()),
+  sendAt: z.number().int().nonnegative().optional(),
+  cancellationKey: z.string().min(1).optional(),
+  timezones: z.record(z.string(), z.string().min(1)).optional(),
 });
 
 export const mailInputSchema = z.object({
@@ -63,6 +66,8 @@ export const deliverJobSchema = z.object({
   documents: z.array(z.object({ name: z.string().min(1), documentKey: hexKey })).optional(),
   data: z.record(z.string(), z.unknown()),
   firstArrivalAt: z.number().int().positive(),
+  dueAt: z.number().int().nonnegative().optional(),
+  quietHours: z.object({ start: z.string().min(1), end: z.string().min(1), timezone: z.string().min(1) }).optional(),
 });
 
 /**

@@ -8,6 +8,7 @@ import {
   KeyBuilder,
   JournalReader,
   MessageStore,
+  Cancellations,
   OperationStore,
   checkRedisServers,
   createRedis,
@@ -39,6 +40,8 @@ export interface Runtime {
   producer: RedisClient;
   operations: OperationStore;
   messages: MessageStore;
+  /** Cancels (messages, cancellation keys, operations) as compare-and-sets with the claim. */
+  cancellations: Cancellations;
   journal: JournalReader;
   /** Every route's templates, compiled once at start. */
   templates: RouteTemplates;
@@ -163,6 +166,7 @@ export async function createRuntime(config: Config, options: { app: string; logg
     producer,
     operations: new OperationStore(redis, keys, { retentionMs }),
     messages: new MessageStore(redis, keys, { retentionMs }),
+    cancellations: new Cancellations(redis, keys, { retentionMs }),
     journal: new JournalReader(redis, keys),
     templates,
     documents,

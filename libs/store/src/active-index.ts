@@ -53,6 +53,15 @@ export class ActiveIndex {
   }
 
   /** Operations currently committed `in_doubt`, over every shard. */
+  /** Operations scheduled for later, over every shard's scheduled index (op-schedule-5.lua). */
+  async scheduledCount(): Promise<number> {
+    const results = await execAcrossSlots(this.redis, this.keys.allScheduledIndexes().map((key) => (p) => p.zcard(key)));
+    return results.reduce((sum, [err, n]) => {
+      if (err) throw err;
+      return sum + Number(n);
+    }, 0);
+  }
+
   async inDoubtCount(): Promise<number> {
     const results = await execAcrossSlots(this.redis, this.keys.allActiveIndexes().map((key) => (p) => p.zcount(key, '-inf', '(0')));
     return results.reduce((sum, [err, n]) => {

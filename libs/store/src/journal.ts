@@ -13,7 +13,7 @@ import type { KeyBuilder } from './keys';
  * op, msg   operation and message key
  * recipient, channel, provider, extId (the provider's id), fence, err (error code)
  * by, via, from   a replay: who, through what, from which status
- * reason    why dead or suppressed (or, for a replay, why it was)
+ * reason    why dead, suppressed, cancelled, scheduled or deferred (or, for a replay, why it was)
  * ts        ms
  */
 export const JOURNAL_FIELDS = [

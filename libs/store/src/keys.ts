@@ -105,6 +105,33 @@ export class KeyBuilder {
     return Array.from({ length: this.shards }, (_, i) => this.suppressedIndex(i));
   }
 
+  /**
+   * Scheduled operations of one shard (op-schedule-5.lua) by when they are
+   * due: the scheduled gauge, and the dashboard's list. The claim removes an
+   * operation, as does a cancel.
+   */
+  scheduledIndex(shard: number): string {
+    return `${this.prefix}:${shardTag(shard)}:scheduled`;
+  }
+
+  scheduledIndexOf(operationKey: string): string {
+    return this.scheduledIndex(this.shard(operationKey));
+  }
+
+  allScheduledIndexes(): string[] {
+    return Array.from({ length: this.shards }, (_, i) => this.scheduledIndex(i));
+  }
+
+  /**
+   * A producer's cancellation key (cancel-key-1.lua): the messages of `source`
+   * that carry it (one field per message key) and its tombstone once
+   * cancelled. Scoped by source, so one producer cannot cancel another's.
+   */
+  cancellationKey(source: string, cancellationKey: string): string {
+    const id = sha256Hex(`${source}:${cancellationKey}`);
+    return `${this.tagged(id)}:ckey:${id}`;
+  }
+
   /** Document (render operation) state hash: status, fence, attempts, checksum, store key. */
   doc(documentKey: string): string {
     return `${this.tagged(documentKey)}:doc:${documentKey}`;

@@ -22,6 +22,31 @@ export interface MessageRecord {
   queuedAt?: number;
   decidedAt?: number;
   operations: string[];
+  /** The message's cancel tombstone (`POST /v1/cancellations`), when it has one. */
+  cancelled?: { recipients: Tombstone; at: number; reason: string; by: string };
+}
+
+/** What recording a decision found. */
+export interface DecisionRecord {
+  /** The first decision of this message (a redelivered decide job gets false). */
+  first: boolean;
+  /** A cancel came first: every recipient (`'*'`) or these. */
+  cancelled?: Tombstone;
+}
+
+/** The recipients a cancel covers: all of them, or these (normalized). */
+export type Tombstone = '*' | string[];
+
+/** A tombstone as the scripts store it ('*' or a JSON array). */
+export function parseTombstone(stored: string): Tombstone {
+  if (stored === '*') return '*';
+  const list = JSON.parse(stored) as unknown;
+  return Array.isArray(list) ? list.map(String) : '*';
+}
+
+/** Whether a tombstone covers a (normalized) recipient. */
+export function tombstoneCovers(tombstone: Tombstone, recipient: string): boolean {
+  return tombstone === '*' || tombstone.includes(recipient);
 }
 
 /**
@@ -69,12 +94,25 @@ export class MessageStore {
    * fields again, a union as the set's SADD was.
    */
   async markDecided(messageKey: string, operationKeys: string[]): Promise<boolean> {
-    const first = await runScript(this.redis, 'message-decided-1', [this.keys.message(messageKey)], {
+    return (await this.recordDecision(messageKey, operationKeys.map((operationKey) => ({ operationKey, target: '' })))).first;
+  }
+
+  /**
+   * Records the decision before any of its operations is enqueued, and says
+   * whether the message was cancelled (message-decided-1.lua): the cancel's
+   * tombstone, `'*'` for every recipient or the cancelled recipients, when a
+   * cancel came first. `target` is `channel:recipient`, what a later cancel
+   * of some recipients matches on.
+   */
+  async recordDecision(messageKey: string, operations: ReadonlyArray<{ operationKey: string; target: string }>, extraRetentionMs = 0): Promise<DecisionRecord> {
+    const [first, cancelled] = (await runScript(this.redis, 'message-decided-1', [this.keys.message(messageKey)], {
       now: decimal(this.now()),
-      operationKeys,
-      retentionMs: decimal(this.options.retentionMs),
-    });
-    return first === 1;
+      operationKeys: operations.map((o) => o.operationKey),
+      targets: operations.map((o) => o.target),
+      // A message whose operations are scheduled stays cancellable until they are due, and the retention past that.
+      retentionMs: decimal(this.options.retentionMs + Math.max(0, extraRetentionMs)),
+    })) as [number, string | null];
+    return { first: first === 1, ...(cancelled ? { cancelled: parseTombstone(cancelled) } : {}) };
   }
 
   async get(messageKey: string): Promise<MessageRecord | null> {
@@ -101,6 +139,9 @@ export class MessageStore {
       queuedAt: num(h.queuedAt),
       decidedAt: num(h.decidedAt),
       operations: [...operations].sort(),
+      ...(h.cancelRecipients
+        ? { cancelled: { recipients: parseTombstone(h.cancelRecipients), at: Number(h.cancelledAt ?? 0), reason: h.cancelReason ?? '', by: h.cancelledBy ?? '' } }
+        : {}),
     };
   }
 }

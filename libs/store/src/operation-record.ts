@@ -8,7 +8,7 @@ import type { OperationStatus } from '@singleshot/core';
 // the state hash until they expire; the decoders read either place.
 
 /** What a commit records as the outcome of an attempt. */
-export type CommitOutcome = 'sent' | 'in_doubt' | 'failed' | 'dead' | 'suppressed' | 'released';
+export type CommitOutcome = 'sent' | 'in_doubt' | 'failed' | 'dead' | 'suppressed' | 'released' | 'cancelled';
 
 /**
  * What an attempt record stands for: a provider call (`send`), a reconciliation

@@ -18,7 +18,11 @@ export type ClaimResult =
       lastProvider: string;
       /** A replay released this operation from a rate-limit suppression: skip the limit once. */
       limitBypass: boolean;
+      /** A cancel came while an earlier attempt was in flight: reconcile, never send. */
+      cancelRequested: boolean;
     }
+  /** Scheduled for later (`dueAt`, ms): not claimed, no attempt used. */
+  | { kind: 'early'; dueAt: number }
   | { kind: 'duplicate'; provider: string; externalId: string; attempts: number }
   | { kind: 'terminal'; status: OperationStatus }
   | { kind: 'conflict'; retryInMs: number };
@@ -83,13 +87,14 @@ export class OperationStore extends OperationReader {
     const k = this.keys;
     const raw = (await runScript(
       this.redis,
-      'claim-5',
+      'claim-6',
       [
         k.op(input.operationKey),
         k.lock(input.operationKey),
         k.journalOf(input.operationKey),
         k.activeIndexOf(input.operationKey),
         k.opData(input.operationKey),
+        k.scheduledIndexOf(input.operationKey),
       ],
       {
         leaseMs: decimal(input.leaseMs),
@@ -104,8 +109,8 @@ export class OperationStore extends OperationReader {
         journalMinId: decimal(now - this.options.retentionMs),
       },
       input.job ? [JSON.stringify(input.job)] : [],
-    )) as [string, number | string, string, number | string, string, string, string];
-    const [kind, n, status, attempts, provider, externalId, bypass] = raw;
+    )) as [string, number | string, string, number | string, string, string, string, string];
+    const [kind, n, status, attempts, provider, externalId, bypass, cancelRequested] = raw;
     switch (kind) {
       case 'claimed':
         return {
@@ -115,7 +120,10 @@ export class OperationStore extends OperationReader {
           attempts: Number(attempts),
           lastProvider: provider,
           limitBypass: bypass === '1',
+          cancelRequested: cancelRequested === '1',
         };
+      case 'early':
+        return { kind, dueAt: Number(n) };
       case 'duplicate':
         return { kind, provider, externalId, attempts: Number(attempts) };
       case 'terminal':
@@ -170,14 +178,52 @@ export class OperationStore extends OperationReader {
   }
 
   /**
+   * Creates an operation that is due later (op-schedule-5.lua): `scheduled`
+   * until `dueAt`, its job stored for the sweeper, which looks at it
+   * `sweepGraceMs` after it is due if nobody claimed it. False when the
+   * operation existed already (a redelivered decision, a cancel first).
+   */
+  async schedule(job: { operationKey: string; messageKey: string; recipient: string; channel: string }, dueAt: number, reason: 'send_at' | 'delay', sweepGraceMs: number): Promise<boolean> {
+    const now = this.now();
+    const k = this.keys;
+    const done = await runScript(
+      this.redis,
+      'op-schedule-5',
+      [k.op(job.operationKey), k.opData(job.operationKey), k.journalOf(job.operationKey), k.activeIndexOf(job.operationKey), k.scheduledIndexOf(job.operationKey)],
+      {
+        now: decimal(now),
+        dueAt: decimal(dueAt),
+        sweepAt: decimal(dueAt + sweepGraceMs),
+        reason,
+        operationKey: job.operationKey,
+        messageKey: job.messageKey,
+        recipient: job.recipient,
+        channel: job.channel,
+        // Kept for the retention period past its time, not past its creation.
+        retentionMs: decimal(this.options.retentionMs + Math.max(0, dueAt - now)),
+        journalMinId: decimal(now - this.options.retentionMs),
+      },
+      [JSON.stringify(job)],
+    );
+    return Number(done) === 1;
+  }
+
+  /**
    * Records that an operation waits without a claim (`reason`, until
    * `untilMs`), for `ops show`; never an attempt. False when it is terminal.
    */
-  async markWaiting(operationKey: string, reason: string, untilMs: number): Promise<boolean> {
-    const done = await runScript(this.redis, 'mark-waiting-1', [this.keys.op(operationKey)], {
+  async markWaiting(job: { operationKey: string; messageKey: string; recipient: string; channel: string }, reason: string, untilMs: number): Promise<boolean> {
+    const now = this.now();
+    const done = await runScript(this.redis, 'mark-waiting-2', [this.keys.op(job.operationKey), this.keys.journalOf(job.operationKey)], {
       reason,
       untilMs: decimal(untilMs),
+      now: decimal(now),
+      operationKey: job.operationKey,
+      messageKey: job.messageKey,
+      recipient: job.recipient,
+      channel: job.channel,
       retentionMs: decimal(this.options.retentionMs),
+      journalMinId: decimal(now - this.options.retentionMs),
     });
     return Number(done) === 1;
   }

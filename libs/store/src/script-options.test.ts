@@ -11,7 +11,10 @@ import { SCRIPTS, ScriptKeysError, keyCount, runScript, type ScriptName, type Sc
 // unknown field here, and the test below rejects a field the Lua reads that is
 // not here, or one named here that the Lua never reads.
 const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
-  'claim-5': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
+  'cancel-op-5': { now: '1', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', reason: 'why', by: 'u', retentionMs: '1', journalMinId: '0' },
+  'cancel-message-1': { now: '1', recipients: ['r'], reason: 'why', by: 'u', retentionMs: '1' },
+  'cancel-key-1': { mode: 'join', now: '1', messageKey: 'm', recipients: ['r'], reason: 'why', by: 'u', retentionMs: '1' },
+  'claim-6': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
   'commit-7': {
     fence: '1',
     outcome: 'sent',
@@ -55,11 +58,12 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
   'extend-lock-2': { fence: '1', leaseMs: '1', leaseUntil: '2' },
   'imap-cursor-advance-1': { uidValidity: '1', uid: 1, now: '1' },
   'index-touch-1': { operationKey: 'k', dueAt: '1' },
-  'mark-waiting-1': { reason: 'breaker_open', untilMs: '1', retentionMs: '1' },
+  'mark-waiting-2': { reason: 'breaker_open', untilMs: '1', now: '1', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
   'message-arrive-1': { now: '1', via: 'api', retentionMs: '1' },
-  'message-decided-1': { now: '1', operationKeys: ['a'], retentionMs: '1' },
+  'message-decided-1': { now: '1', operationKeys: ['a'], targets: ['email:r'], retentionMs: '1' },
   'mutex-acquire-1': { owner: 'w', leaseMs: '1' },
   'mutex-release-1': { owner: 'w' },
+  'op-schedule-5': { now: '1', dueAt: '2', sweepAt: '3', reason: 'send_at', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
   'rate-limit-1': { now: '1', windowStart: '0', windowMs: '1', max: 1, operationKey: 'k', force: false },
   'replay-6': { now: '1', by: 'u', via: 'cli', retentionMs: '1', journalMinId: '0', operationKey: 'k' },
 };
@@ -79,14 +83,14 @@ describe('script options', () => {
 
   it('shared fragments are expanded into the scripts, none left as an include line', () => {
     for (const lua of Object.values(SCRIPTS)) expect(lua).not.toMatch(/^--@include/m);
-    for (const name of ['claim-5', 'commit-7', 'replay-6'] as const) {
+    for (const name of ['claim-6', 'commit-7', 'replay-6'] as const) {
       expect(SCRIPTS[name]).toContain('local function isTerminal(status)');
       expect(SCRIPTS[name]).toContain('local function journalAdd(');
     }
   });
 
   it('the Lua terminal check names the statuses core calls terminal', () => {
-    const body = /local function isTerminal\(status\)([\s\S]*?)\nend/.exec(SCRIPTS['claim-5'])?.[1] ?? '';
+    const body = /local function isTerminal\(status\)([\s\S]*?)\nend/.exec(SCRIPTS['claim-6'])?.[1] ?? '';
     expect([...body.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]).sort()).toEqual([...TERMINAL_STATUSES].sort());
   });
 

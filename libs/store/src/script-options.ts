@@ -14,7 +14,7 @@
  * notification's scripts pass dozens of them.
  */
 export interface ScriptOptions {
-  'claim-5': {
+  'claim-6': {
     leaseMs: Decimal;
     now: Decimal;
     /** now + leaseMs */
@@ -29,7 +29,7 @@ export interface ScriptOptions {
   };
   'commit-7': {
     fence: string;
-    outcome: 'sent' | 'in_doubt' | 'failed' | 'dead' | 'suppressed' | 'released';
+    outcome: 'sent' | 'in_doubt' | 'failed' | 'dead' | 'suppressed' | 'released' | 'cancelled';
     now: Decimal;
     retentionMs: Decimal;
     journalMinId: Decimal;
@@ -46,6 +46,19 @@ export interface ScriptOptions {
     refundAttempt?: boolean;
     nextAttemptAt?: Decimal;
   };
+  'cancel-op-5': {
+    now: Decimal;
+    operationKey: string;
+    messageKey: string;
+    recipient: string;
+    channel: string;
+    reason: string;
+    by: string;
+    retentionMs: Decimal;
+    journalMinId: Decimal;
+  };
+  'cancel-message-1': { now: Decimal; recipients?: string[]; reason: string; by: string; retentionMs: Decimal };
+  'cancel-key-1': { mode: 'join' | 'cancel'; now: Decimal; messageKey?: string; recipients?: string[]; reason?: string; by?: string; retentionMs: Decimal };
   'doc-claim-3': { leaseMs: Decimal; now: Decimal; leaseUntil: Decimal; owner: string; retentionMs: Decimal; messageKey: string };
   'doc-commit-3': {
     fence: string;
@@ -81,12 +94,36 @@ export interface ScriptOptions {
   'extend-lock-2': { fence: string; leaseMs: Decimal; leaseUntil: Decimal };
   'imap-cursor-advance-1': { uidValidity: string; uid: number; now: Decimal };
   'index-touch-1': { operationKey: string; dueAt: Decimal };
-  'mark-waiting-1': { reason: string; untilMs: Decimal; retentionMs: Decimal };
+  'mark-waiting-2': {
+    reason: string;
+    untilMs: Decimal;
+    now: Decimal;
+    operationKey: string;
+    messageKey: string;
+    recipient: string;
+    channel: string;
+    retentionMs: Decimal;
+    journalMinId: Decimal;
+  };
   'message-arrive-1': { now: Decimal; via: string; retentionMs: Decimal };
-  'message-decided-1': { now: Decimal; operationKeys: string[]; retentionMs: Decimal };
+  /** targets[i] = `channel:recipient` of operationKeys[i]. */
+  'message-decided-1': { now: Decimal; operationKeys: string[]; targets: string[]; retentionMs: Decimal };
   'mutex-acquire-1': { owner: string; leaseMs: Decimal };
   'mutex-release-1': { owner: string };
   /** windowStart = now - windowMs: entries at or before it have left the window. */
+  /** sweepAt > dueAt: when the sweeper looks at an operation nobody claimed. */
+  'op-schedule-5': {
+    now: Decimal;
+    dueAt: Decimal;
+    sweepAt: Decimal;
+    reason: 'send_at' | 'delay';
+    operationKey: string;
+    messageKey: string;
+    recipient: string;
+    channel: string;
+    retentionMs: Decimal;
+    journalMinId: Decimal;
+  };
   'rate-limit-1': { now: Decimal; windowStart: Decimal; windowMs: Decimal; max: number; operationKey: string; force: boolean };
   'replay-6': { now: Decimal; by: string; via: string; retentionMs: Decimal; journalMinId: Decimal; operationKey: string };
 }

@@ -1,6 +1,9 @@
 import type { RedisClient } from './connection';
 import { SingleshotError } from '@singleshot/core';
-import claim from './lua/claim-5.lua';
+import cancelKey from './lua/cancel-key-1.lua';
+import cancelMessage from './lua/cancel-message-1.lua';
+import cancelOp from './lua/cancel-op-5.lua';
+import claim from './lua/claim-6.lua';
 import commit from './lua/commit-7.lua';
 import docClaim from './lua/doc-claim-3.lua';
 import docCommit from './lua/doc-commit-3.lua';
@@ -9,11 +12,12 @@ import extendLock from './lua/extend-lock-2.lua';
 import opWait from './lua/op-wait-2.lua';
 import imapCursorAdvance from './lua/imap-cursor-advance-1.lua';
 import indexTouch from './lua/index-touch-1.lua';
-import markWaiting from './lua/mark-waiting-1.lua';
+import markWaiting from './lua/mark-waiting-2.lua';
 import messageArrive from './lua/message-arrive-1.lua';
 import messageDecided from './lua/message-decided-1.lua';
 import mutexAcquire from './lua/mutex-acquire-1.lua';
 import mutexRelease from './lua/mutex-release-1.lua';
+import opSchedule from './lua/op-schedule-5.lua';
 import rateLimit from './lua/rate-limit-1.lua';
 import replay from './lua/replay-6.lua';
 import type { ScriptName, ScriptOptions } from './script-options';
@@ -27,7 +31,10 @@ export type { ScriptName, ScriptOptions } from './script-options';
  * falls back to EVAL after a Redis restart flushed the script cache.
  */
 export const SCRIPTS: Record<ScriptName, string> = {
-  'claim-5': claim,
+  'cancel-key-1': cancelKey,
+  'cancel-message-1': cancelMessage,
+  'cancel-op-5': cancelOp,
+  'claim-6': claim,
   'commit-7': commit,
   'doc-claim-3': docClaim,
   'doc-commit-3': docCommit,
@@ -36,11 +43,12 @@ export const SCRIPTS: Record<ScriptName, string> = {
   'op-wait-2': opWait,
   'imap-cursor-advance-1': imapCursorAdvance,
   'index-touch-1': indexTouch,
-  'mark-waiting-1': markWaiting,
+  'mark-waiting-2': markWaiting,
   'message-arrive-1': messageArrive,
   'message-decided-1': messageDecided,
   'mutex-acquire-1': mutexAcquire,
   'mutex-release-1': mutexRelease,
+  'op-schedule-5': opSchedule,
   'rate-limit-1': rateLimit,
   'replay-6': replay,
 };

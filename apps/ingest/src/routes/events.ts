@@ -8,6 +8,7 @@ import { accepted, intakeErrors } from '../openapi-parts';
 import { mayPost } from '../producer-auth';
 import { acceptEvent, answerAccepted } from './answer';
 import { eventBodySchema, type EventBody } from './event-body';
+import { recipientsOf, sendAtOf } from './event-timing';
 
 /**
  * `POST /v1/events`, the producers' hot path: the body is validated against
@@ -33,7 +34,7 @@ export function eventsRoute(ctx: IngestContext): IngestRoute {
       parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string', minLength: 1 }, description: 'Takes the place of the body `id` when present.' }],
       responses: {
         '202': accepted,
-        '400': errorResponse('Invalid input: `INVALID_JSON`, `INVALID_EVENT` (details list the problems), `MISSING_EVENT_ID`'),
+        '400': errorResponse('Invalid input: `INVALID_JSON`, `INVALID_EVENT` (details list the problems), `MISSING_EVENT_ID`, `AMBIGUOUS_SEND_AT`, `SEND_AT_BEYOND_HORIZON`'),
         ...intakeErrors,
       },
     },
@@ -58,6 +59,11 @@ async function postEvent(ctx: IngestContext, res: ServerResponse, request: Route
     // A consumer never invents the id: an invented one would make every retry a new event.
     return sendError(res, 400, 'MISSING_EVENT_ID', 'the event needs a stable "id" (or an Idempotency-Key header)');
   }
+  const timing = sendAtOf(event, Date.now(), ctx.maxHorizonMs);
+  if ('code' in timing) {
+    ctx.counters.received(ctx.sourceLabel(event.source), 'invalid');
+    return sendError(res, 400, timing.code, timing.message);
+  }
   const messageKey = eventMessageKey(event.source, id);
   await answerAccepted(
     ctx,
@@ -71,8 +77,10 @@ async function postEvent(ctx: IngestContext, res: ServerResponse, request: Route
         source: event.source,
         eventId: id,
         type: event.type,
-        ...(event.recipients ? { recipients: event.recipients } : {}),
+        ...recipientsOf(event.recipients),
         data: event.data,
+        ...timing,
+        ...(event.cancellationKey !== undefined ? { cancellationKey: event.cancellationKey } : {}),
       },
     }),
   );

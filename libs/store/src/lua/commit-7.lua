@@ -15,7 +15,7 @@
     ARGV[1] options (JSON, ScriptOptions['commit-7'] in script-options.ts); optional fields
             are left out when they do not apply:
       fence          fence token of the caller (a string)
-      outcome        sent | in_doubt | failed | dead | suppressed | released
+      outcome        sent | in_doubt | failed | dead | suppressed | released | cancelled
       now            ms
       retentionMs    state and history expiry (at least this long past the commit; include/retain.lua)
       journalMinId   journal MINID
@@ -31,6 +31,12 @@
       nextAttemptAt  when the next attempt is due (ms; optional = now): the sweeper
                      looks at the operation once this has passed and nobody touched it
     ARGV[2..] history entries (JSON, stored as they are), one per provider attempt
+
+  A cancel that came while this attempt was in flight (`cancelRequested`,
+  cancel-op-5.lua) turns an outcome that would try again (failed, released to
+  pending or failed) into `cancelled`: nothing of this attempt reached a
+  provider for sure, so nothing more is sent. An `in_doubt` stays in doubt: the
+  next claim reconciles, and ends it sent or cancelled.
 
   Output:
     { "ok", journalId }         journalId is '' when the outcome is not journaled
@@ -48,7 +54,7 @@ local indexKey, suppressedKey, dataKey = KEYS[5], KEYS[6], KEYS[7]
 local o = cjson.decode(ARGV[1])
 local fence, outcome, now = o.fence, o.outcome, o.now
 
-local h = redis.call('HMGET', opKey, 'fence', 'status', 'attempts', 'journalIds')
+local h = redis.call('HMGET', opKey, 'fence', 'status', 'attempts', 'journalIds', 'cancelRequested')
 if h[1] ~= fence then
   return { 'stale', h[1] or '0' }
 end
@@ -77,6 +83,10 @@ if outcome == 'released' then
     fields[#fields + 1] = string.format('%d', attempts - 1)
   end
 end
+if h[5] and (status == 'failed' or status == 'pending') then
+  status = 'cancelled'
+  fields[2] = status
+end
 local function put(name, value)
   fields[#fields + 1] = name
   fields[#fields + 1] = value
@@ -88,9 +98,9 @@ if o.reason then put('reason', o.reason) end
 -- updatedAt is when it was sent (OperationRecord.sentAt reads it so).
 
 local journalId = ''
-if outcome == 'sent' or outcome == 'in_doubt' or outcome == 'dead' or outcome == 'suppressed' then
+if status == 'cancelled' or outcome == 'sent' or outcome == 'in_doubt' or outcome == 'dead' or outcome == 'suppressed' then
   journalId = journalAdd(journalKey, o.journalMinId, {
-    type = outcome, op = o.operationKey, msg = o.messageKey, recipient = o.recipient,
+    type = status == 'cancelled' and status or outcome, op = o.operationKey, msg = o.messageKey, recipient = o.recipient,
     channel = o.channel, provider = o.provider or '', extId = o.externalId or '', fence = fence,
     err = o.errorCode or '', reason = o.reason or '', ts = now })
   -- Where the operation's entries are, so `ops show` needs no stream scan.

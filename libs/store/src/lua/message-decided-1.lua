@@ -1,18 +1,30 @@
 --[[
-  Record the decision of a message: the operations it fanned out to. Only the
-  first decision counts (a redelivered decide job gets 0 and adds the same
-  fields again, which changes nothing).
+  Record the decision of a message: the operations it fanned out to, before
+  any of them is enqueued, and read in the same step whether the message was
+  cancelled (cancel-message-1.lua). Only the first decision counts (a
+  redelivered decide job gets 0 and adds the same fields again, which changes
+  nothing).
+
+  A cancel and a fan-out of one message meet here, in the message's own slot:
+  either this runs first, and the cancel finds every operation of the message
+  and cancels each (cancel-op-5.lua), or the cancel runs first, and this
+  returns its tombstone, so that every operation it covers is born cancelled.
+  No operation of the message can be claimed before this ran (its deliver job
+  does not exist yet), so none slips between the two.
 
   Input:
     KEYS[1] message record hash
 
     ARGV[1] options (JSON, ScriptOptions['message-decided-1'] in script-options.ts):
       now            ms
-      operationKeys  the message's operation keys (each a field, value empty)
+      operationKeys  the message's operation keys (each a field)
+      targets        per operation key, `channel:recipient` (the field's value:
+                     what a cancel of some recipients needs to know)
       retentionMs    record expiry
 
   Output:
-    1 for the first decision, else 0
+    { first (1|0), cancelled }
+    cancelled is false, '*' (every recipient) or a JSON array of recipients
 
   One script instead of MULTI: on a connection that also carries BullMQ's
   scripts, ioredis's multi() copies every script onto each transaction object,
@@ -22,14 +34,14 @@
 local key = KEYS[1]
 local o = cjson.decode(ARGV[1])
 local first = redis.call('HSETNX', key, 'decidedAt', o.now)
-local ops = o.operationKeys
+local ops, targets = o.operationKeys, o.targets
 if #ops > 0 then
   local args = {}
   for i = 1, #ops do
     args[2 * i - 1] = ops[i]
-    args[2 * i] = ''
+    args[2 * i] = targets[i] or ''
   end
   redis.call('HSET', key, unpack(args))
   retain(key, o.retentionMs)
 end
-return first
+return { first, redis.call('HGET', key, 'cancelRecipients') }

@@ -24,7 +24,7 @@
   Output:
     { "replayed", journalId, fromStatus, replays }
     { "already_sent", provider, externalId }   nothing changed, nothing will be sent
-    { "not_replayable", status }              still in progress (pending, sending, failed, in_doubt)
+    { "not_replayable", status }              still in progress (pending, sending, failed, in_doubt), or cancelled
     { "not_found" }                           no state (never claimed, or past retention)
 ]]
 --@include "include/terminal.lua"
@@ -40,8 +40,9 @@ local h = redis.call('HMGET', opKey, 'status', 'provider', 'externalId', 'reason
 local status = h[1]
 if not status then return { 'not_found' } end
 if status == 'sent' then return { 'already_sent', h[2] or '', h[3] or '' } end
--- The terminal statuses other than sent are the replayable ones.
-if not isTerminal(status) then return { 'not_replayable', status } end
+-- The terminal statuses other than sent are the replayable ones, except a
+-- cancelled operation: the producer took it back, and no operator resends it.
+if not isTerminal(status) or status == 'cancelled' then return { 'not_replayable', status } end
 
 local journalId = journalAdd(journalKey, o.journalMinId, {
   type = 'replayed', op = op, msg = h[6] or '', recipient = h[7] or '', channel = h[8] or '',

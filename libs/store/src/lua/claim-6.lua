@@ -7,8 +7,9 @@
     KEYS[3] journal stream of the operation's shard
     KEYS[4] active index of the operation's shard (recovery sweeper)
     KEYS[5] operation data hash (large values: the stored deliver job)
+    KEYS[6] scheduled index of the operation's shard (op-schedule-5.lua)
 
-    ARGV[1] options (JSON, ScriptOptions['claim-5'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['claim-6'] in script-options.ts):
       leaseMs       lease in ms
       now           ms since epoch
       leaseUntil    now + leaseMs
@@ -20,11 +21,19 @@
             sweeper can re-enqueue an operation whose job was lost
 
   Output:
-    { "claimed", fence, previousStatus, attempts, lastProvider, externalId, limitBypass }
-    { "duplicate", 0, "sent", attempts, provider, externalId, "" }   already sent
-    { "terminal", 0, status, attempts, provider, "", "" }            dead or suppressed
-    { "conflict", pttl, status, attempts, "", "", "" }               another holder has the lock
+    { "claimed", fence, previousStatus, attempts, lastProvider, externalId, limitBypass, cancelRequested }
+    { "duplicate", 0, "sent", attempts, provider, externalId, "", "" }   already sent
+    { "terminal", 0, status, attempts, provider, "", "", "" }            dead, suppressed or cancelled
+    { "conflict", pttl, status, attempts, "", "", "", "" }               another holder has the lock
+    { "early", dueAt, "scheduled", attempts, "", "", "", "" }            scheduled for later: not claimed
   limitBypass is "1" once a replay released the operation from a rate-limit suppression.
+  cancelRequested is "1" when a cancel came while an earlier attempt was in
+  flight (cancel-op-5.lua): the holder may reconcile, never send.
+
+  This script is where "may this operation be sent now?" is answered, in the
+  same atomic step that takes the lock: a cancel (cancel-op-5.lua writes the
+  state this reads) and a send-at time are checked here, never in a round trip
+  of their own, so an operation is either cancelled or claimed, never both.
 
   One read of the state, one write: the counters are computed here instead of
   HINCRBY'd one by one (the script is atomic, so this is the same), and every
@@ -35,13 +44,13 @@
 --@include "include/terminal.lua"
 --@include "include/journal.lua"
 --@include "include/retain.lua"
-local opKey, lockKey, journalKey, indexKey, dataKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local opKey, lockKey, journalKey, indexKey, dataKey, scheduledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local o = cjson.decode(ARGV[1])
 local job = ARGV[2]
 local now, leaseUntil = o.now, o.leaseUntil
 
 local state = redis.call('HMGET', opKey, 'status', 'attempts', 'provider', 'externalId', 'limitBypass', 'fence',
-  'createdAt', 'waitingReason')
+  'createdAt', 'waitingReason', 'scheduledFor', 'cancelRequested')
 local status = state[1] or 'pending'
 local attempts = tonumber(state[2] or '0')
 local provider = state[3] or ''
@@ -53,17 +62,34 @@ if status == 'sent' then
   journalAdd(journalKey, o.journalMinId, { type = 'duplicate', op = o.operationKey, msg = o.messageKey,
     recipient = o.recipient, channel = o.channel, provider = provider, extId = externalId, fence = '', err = '',
     reason = '', ts = now })
-  return { 'duplicate', 0, status, attempts, provider, externalId, '' }
+  return { 'duplicate', 0, status, attempts, provider, externalId, '', '' }
 end
 if isTerminal(status) then
-  return { 'terminal', 0, status, attempts, provider, '', '' }
+  return { 'terminal', 0, status, attempts, provider, '', '', '' }
+end
+-- Scheduled for later: a job that comes early (a redelivery, the sweeper)
+-- is not an attempt; it is put back until the operation is due.
+if status == 'scheduled' and state[9] and tonumber(state[9]) > tonumber(now) then
+  return { 'early', state[9], status, attempts, '', '', '', '' }
+end
+-- A cancel asked for while an attempt was in flight, and that attempt left
+-- nothing that may have reached a provider: it ends here, cancelled. (After
+-- `sending` or `in_doubt` the holder reconciles first; see the output above.)
+local cancelRequested = state[10] and '1' or ''
+if cancelRequested == '1' and status ~= 'sending' and status ~= 'in_doubt' then
+  local id = journalAdd(journalKey, o.journalMinId, { type = 'cancelled', op = o.operationKey, msg = o.messageKey,
+    recipient = o.recipient, channel = o.channel, reason = 'cancel_requested', ts = now })
+  local ids = redis.call('HGET', opKey, 'journalIds')
+  redis.call('HSET', opKey, 'status', 'cancelled', 'updatedAt', now, 'journalIds', ids and (ids .. ',' .. id) or id)
+  redis.call('ZREM', indexKey, o.operationKey)
+  return { 'terminal', 0, 'cancelled', attempts, provider, '', '', '' }
 end
 
 local fence = string.format('%d', tonumber(state[6] or '0') + 1)
 if not redis.call('SET', lockKey, fence, 'NX', 'PX', o.leaseMs) then
   -- Held. A lock without expiry (PTTL -1) cannot happen through our scripts;
   -- it is treated as held too, never stolen.
-  return { 'conflict', redis.call('PTTL', lockKey), status, attempts, '', '', '' }
+  return { 'conflict', redis.call('PTTL', lockKey), status, attempts, '', '', '', '' }
 end
 
 attempts = attempts + 1
@@ -84,9 +110,13 @@ else
     retain(dataKey, o.retentionMs)
   end
 end
--- No longer waiting (mark-waiting-1.lua): it is being attempted.
+-- No longer waiting (mark-waiting-1.lua) or scheduled (op-schedule-5.lua): it is being attempted.
 if state[8] then redis.call('HDEL', opKey, 'waitingReason', 'waitingUntil') end
+if state[9] then
+  redis.call('HDEL', opKey, 'scheduledFor', 'scheduleReason')
+  redis.call('ZREM', scheduledKey, o.operationKey)
+end
 retain(opKey, o.retentionMs)
 -- Due for a look by the sweeper once the lease ran out (the one extra command per claim).
 redis.call('ZADD', indexKey, leaseUntil, o.operationKey)
-return { 'claimed', fence, status, attempts, provider, externalId, state[5] or '' }
+return { 'claimed', fence, status, attempts, provider, externalId, state[5] or '', cancelRequested }

@@ -1,0 +1,138 @@
+import type { RedisClient } from './connection';
+import type { KeyBuilder } from './keys';
+import { parseTombstone, type Tombstone } from './message-store';
+import { decimal } from './script-options';
+import { runScript } from './scripts';
+
+/** What a cancel did to one operation (cancel-op-5.lua). */
+export type CancelOutcome = 'cancelled' | 'in_flight' | 'already_cancelled' | 'already_sent' | 'already_dead' | 'already_suppressed';
+
+export const CANCEL_OUTCOMES: readonly CancelOutcome[] = ['cancelled', 'in_flight', 'already_cancelled', 'already_sent', 'already_dead', 'already_suppressed'];
+
+/** One operation and what the cancel did to it. */
+export interface CancelledOperation {
+  operationKey: string;
+  recipient: string;
+  channel: string;
+  outcome: CancelOutcome;
+}
+
+/** Who cancels, and why (journaled with each operation the cancel ends). */
+export interface CancelBy {
+  by: string;
+  reason: string;
+}
+
+/** What cancelling one message found: its known operations, and whether some are still to come. */
+export interface MessageCancel {
+  operations: CancelledOperation[];
+  /** The message is not decided yet: the operations it makes later are born cancelled. */
+  pending: boolean;
+  /** This was the message's first cancel. */
+  first: boolean;
+}
+
+/**
+ * Cancels, as compare-and-sets on the same state the claim reads, so an
+ * operation is either cancelled or sent, never both, and the answer says
+ * which (docs/scheduling.md). A message is cancelled in its own slot first
+ * (the tombstone a later decision reads), then each operation it fanned out
+ * to in the operation's slot; a cancellation key first gathers its messages.
+ */
+export class Cancellations {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: KeyBuilder,
+    private readonly options: { retentionMs: number; now?: () => number },
+  ) {}
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  /** Cancels one operation (recipient and channel may be '' when unknown). */
+  async cancelOperation(op: { operationKey: string; messageKey: string; recipient: string; channel: string }, who: CancelBy): Promise<CancelledOperation> {
+    const now = this.now();
+    const k = this.keys;
+    const [outcome, recipient, channel] = (await runScript(
+      this.redis,
+      'cancel-op-5',
+      [k.op(op.operationKey), k.lock(op.operationKey), k.journalOf(op.operationKey), k.activeIndexOf(op.operationKey), k.scheduledIndexOf(op.operationKey)],
+      {
+        now: decimal(now),
+        operationKey: op.operationKey,
+        messageKey: op.messageKey,
+        recipient: op.recipient,
+        channel: op.channel,
+        reason: who.reason,
+        by: who.by,
+        retentionMs: decimal(this.options.retentionMs),
+        journalMinId: decimal(now - this.options.retentionMs),
+      },
+    )) as [CancelOutcome, string, string];
+    return { operationKey: op.operationKey, recipient, channel, outcome };
+  }
+
+  /**
+   * Cancels a message, or some of its recipients (normalized): the tombstone
+   * first, then every operation its decision recorded that the cancel covers.
+   */
+  async cancelMessage(messageKey: string, recipients: readonly string[] | undefined, who: CancelBy): Promise<MessageCancel> {
+    const reply = (await runScript(this.redis, 'cancel-message-1', [this.keys.message(messageKey)], {
+      now: decimal(this.now()),
+      ...(recipients ? { recipients: [...recipients] } : {}),
+      reason: who.reason,
+      by: who.by,
+      retentionMs: decimal(this.options.retentionMs),
+    })) as [number, number, ...string[]];
+    const [decided, first, ...pairs] = reply;
+    const wanted = recipients ? new Set(recipients) : undefined;
+    const targets: Array<{ operationKey: string; recipient: string; channel: string }> = [];
+    for (let i = 0; i + 1 < pairs.length; i += 2) {
+      const target = pairs[i + 1] as string;
+      const colon = target.indexOf(':');
+      const channel = colon < 0 ? '' : target.slice(0, colon);
+      const recipient = colon < 0 ? '' : target.slice(colon + 1);
+      // A recorded operation without a target (an earlier version's record) is cancelled by a cancel of all only.
+      if (wanted && !wanted.has(recipient)) continue;
+      targets.push({ operationKey: pairs[i] as string, recipient, channel });
+    }
+    const operations = await Promise.all(targets.map((t) => this.cancelOperation({ ...t, messageKey }, who)));
+    return { operations, pending: decided !== 1, first: first === 1 };
+  }
+
+  /** Cancels every message of `source` that carries `cancellationKey` (and every later one, for the retention period). */
+  async cancelByKey(source: string, cancellationKey: string, recipients: readonly string[] | undefined, who: CancelBy): Promise<MessageCancel> {
+    const [first, ...members] = (await runScript(this.redis, 'cancel-key-1', [this.keys.cancellationKey(source, cancellationKey)], {
+      mode: 'cancel',
+      now: decimal(this.now()),
+      ...(recipients ? { recipients: [...recipients] } : {}),
+      reason: who.reason,
+      by: who.by,
+      retentionMs: decimal(this.options.retentionMs),
+    })) as [number, ...string[]];
+    const each = await Promise.all(members.map((m) => this.cancelMessage(m, recipients, who)));
+    return {
+      operations: each.flatMap((c) => c.operations),
+      // No message yet, or one not decided yet: later operations are born cancelled.
+      pending: members.length === 0 || each.some((c) => c.pending),
+      first: first === 1,
+    };
+  }
+
+  /**
+   * A message that carries a cancellation key joins it (at its decision,
+   * before it fans out); the key's tombstone comes back when it was cancelled
+   * first. `extraRetentionMs` keeps the key until the message's scheduled operations are due.
+   */
+  async joinKey(source: string, cancellationKey: string, messageKey: string, extraRetentionMs = 0): Promise<{ cancelled: Tombstone; reason: string; by: string } | undefined> {
+    const [stored, reason, by] = (await runScript(this.redis, 'cancel-key-1', [this.keys.cancellationKey(source, cancellationKey)], {
+      mode: 'join',
+      now: decimal(this.now()),
+      messageKey,
+      retentionMs: decimal(this.options.retentionMs + Math.max(0, extraRetentionMs)),
+    })) as [string | null, string, string];
+    return stored ? { cancelled: parseTombstone(stored), reason, by } : undefined;
+  }
+}
+
