@@ -13,3 +13,4 @@ export * from './percentile';
 export * from './error-codes';
 export * from './ending-reasons';
 export * from './log-events';
+export * from './feedback';

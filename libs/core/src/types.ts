@@ -99,4 +99,6 @@ export type JournalType =
   | 'replayed'
   | 'document_stored'
   | 'document_failed'
-  | 'document_replayed';
+  | 'document_replayed'
+  /** A provider's delivery feedback about a sent operation (delivered, bounced, …; docs/feedback.md). */
+  | 'feedback';

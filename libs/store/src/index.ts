@@ -18,3 +18,4 @@ export * from './cross-slot';
 export * from './document-state';
 export * from './refusal-backoff';
 export * from './source-status';
+export * from './feedback-store';
