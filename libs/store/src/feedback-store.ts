@@ -6,7 +6,15 @@ import { decimal } from './script-options';
 
 /** What recording one event did. */
 export type FeedbackRecordResult =
-  | { result: 'recorded' | 'duplicate'; status: FeedbackType | undefined; provider: string | undefined; seq: number }
+  | {
+      result: 'recorded' | 'duplicate';
+      status: FeedbackType | undefined;
+      /** The operation's provider (the config name its send went through), its channel and recipient. */
+      provider: string | undefined;
+      channel: string | undefined;
+      recipient: string | undefined;
+      seq: number;
+    }
   | { result: 'unmatched' };
 
 /** One stored event, in arrival order. */
@@ -76,7 +84,7 @@ export class FeedbackStore {
       ...(event.detail !== undefined ? { detail: event.detail } : {}),
       receivedAt: now,
     };
-    const [result, status, provider, seq] = (await runScript(
+    const [result, status, provider, seq, channel, recipient] = (await runScript(
       this.redis,
       'feedback-record-3',
       [k.op(operationKey), k.feedback(operationKey), k.journalOf(operationKey)],
@@ -92,12 +100,14 @@ export class FeedbackStore {
         journalMinId: decimal(now - this.options.retentionMs),
       },
       [JSON.stringify(stored)],
-    )) as [string, string, string, string];
+    )) as [string, string, string, string, string, string];
     if (result === 'unmatched') return { result };
     return {
       result: result === 'recorded' ? 'recorded' : 'duplicate',
       status: (status || undefined) as FeedbackType | undefined,
       provider: provider || undefined,
+      channel: channel || undefined,
+      recipient: recipient || undefined,
       seq: Number(seq),
     };
   }

@@ -10,6 +10,7 @@ export type FeedbackErrorCode =
   | 'UNTRUSTED_SUBSCRIBE_URL'
   | 'UNKNOWN_TOPIC'
   | 'CERTIFICATE_UNAVAILABLE'
+  | 'SUBSCRIPTION_CONFIRM_FAILED'
   | 'INVALID_PAYLOAD';
 
 /** Codes answered 401: the caller did not prove it is the provider. */
@@ -18,7 +19,7 @@ const AUTH: ReadonlySet<FeedbackErrorCode> = new Set(['UNAUTHORIZED', 'BAD_SIGNA
 /**
  * A feedback webhook refused before anything was recorded: 401 when the
  * caller is not proven to be the provider, 503 when the signing certificate
- * could not be fetched (the provider retries), 400 otherwise.
+ * could not be fetched or a subscription not confirmed (the provider retries), 400 otherwise.
  */
 export class FeedbackError extends SingleshotError {
   declare readonly code: FeedbackErrorCode;
@@ -28,6 +29,6 @@ export class FeedbackError extends SingleshotError {
 
   get status(): number {
     if (AUTH.has(this.code)) return 401;
-    return this.code === 'CERTIFICATE_UNAVAILABLE' ? 503 : 400;
+    return this.code === 'CERTIFICATE_UNAVAILABLE' || this.code === 'SUBSCRIPTION_CONFIRM_FAILED' ? 503 : 400;
   }
 }

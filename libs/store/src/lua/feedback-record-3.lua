@@ -22,7 +22,8 @@
     ARGV[2] the event as JSON (stored as it is, with its sequence number)
 
   Output:
-    { 'recorded' | 'duplicate' | 'unmatched', summary status or '', the operation's provider or '', seq or '0' }
+    { 'recorded' | 'duplicate' | 'unmatched', summary status or '', the operation's provider or '', seq or '0',
+      the operation's channel or '', its recipient or '' }
     `unmatched`: no such operation (expired, or never ours); nothing is written.
 ]]
 --@include "include/retain.lua"
@@ -30,12 +31,12 @@
 local opKey, fbKey, journalKey = KEYS[1], KEYS[2], KEYS[3]
 local o = cjson.decode(ARGV[1])
 local state = redis.call('HMGET', opKey, 'messageKey', 'recipient', 'channel', 'provider', 'status')
-if not state[5] then return { 'unmatched', '', '', '0' } end
-local provider = state[4] or ''
+if not state[5] then return { 'unmatched', '', '', '0', '', '' } end
+local provider, channel, recipient = state[4] or '', state[3] or '', state[2] or ''
 
 local seenField = 'seen:' .. o.eventId
 local summary = redis.call('HMGET', fbKey, seenField, 'status', 'rank')
-if summary[1] then return { 'duplicate', summary[2] or '', provider, summary[1] } end
+if summary[1] then return { 'duplicate', summary[2] or '', provider, summary[1], channel, recipient } end
 
 local seq = string.format('%d', redis.call('HINCRBY', fbKey, 'count', 1))
 local status, rank = summary[2], tonumber(summary[3] or '-1')
@@ -49,4 +50,4 @@ local journalId = journalAdd(journalKey, o.journalMinId, {
 })
 redis.call('HSET', fbKey, seenField, seq, 'ev:' .. seq, ARGV[2], 'jid:' .. seq, journalId, 'updatedAt', o.now)
 retain(fbKey, o.retentionMs)
-return { 'recorded', status or '', provider, seq }
+return { 'recorded', status or '', provider, seq, channel, recipient }
