@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FeedbackConfig } from '@singleshot/config';
-import { describeError } from '@singleshot/core';
+import { describeError, type ErrorCode } from '@singleshot/core';
 import { sendError, sendJson } from '@singleshot/http';
 import { errorResponse, retryAfterHeader, type Metrics } from '@singleshot/observability';
 import { FeedbackError, type FeedbackSource } from '@singleshot/providers';
@@ -64,9 +64,9 @@ export function feedbackRoutes(deps: FeedbackRouteDeps): IngestRoute[] {
     ...(config.twilio ? { twilio: twilioReader(config.twilio) } : {}),
   };
 
-  const refuse = (res: ServerResponse, source: string, status: number, code: string, message: string) => {
+  const refuse = (res: ServerResponse, source: string, status: number, code: ErrorCode, message: string) => {
     deps.metrics.feedbackEvents.inc({ provider: source, type: 'none', result: 'refused' });
-    sendError(res, status, code as never, message);
+    sendError(res, status, code, message);
   };
 
   return SOURCES.map((source) =>
