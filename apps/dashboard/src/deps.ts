@@ -1,6 +1,6 @@
 import type { Logger } from '@singleshot/observability';
 import type { Queues } from '@singleshot/queues';
-import type { DocumentStateStore, JournalReader, MessageStore, OperationStore, SourceRow } from '@singleshot/store';
+import type { DocumentStateStore, FeedbackStore, JournalReader, MessageStore, OperationStore, SourceRow } from '@singleshot/store';
 import type { Replay } from './replay';
 
 /** What the admin API reads and does; narrow, so tests can hand in small pieces. */
@@ -13,6 +13,8 @@ export interface AdminApiDeps {
   replay: Replay;
   /** Operations waiting for their documents, and the documents' state; none: `/waiting` answers 404. */
   documents?: Pick<DocumentStateStore, 'waiting' | 'get'>;
+  /** Provider feedback per operation (docs/feedback.md); none: `feedback` is null. */
+  feedback?: Pick<FeedbackStore, 'read'>;
   /** The configured sources with their last reports; none: `/sources` lists nothing. */
   sources?: { list(): Promise<SourceRow[]> };
   logger: Logger;

@@ -79,7 +79,7 @@ export const ADMIN_OPENAPI = {
             {
               type: 'object',
               required: ['operation', 'history', 'journal', 'dead'],
-              properties: { operation: ref('Operation'), history: { type: 'array', items: ref('Attempt') }, journal: { type: 'array', items: ref('JournalEntry') }, dead: { type: ['object', 'null'] } },
+              properties: { operation: ref('Operation'), history: { type: 'array', items: ref('Attempt') }, journal: { type: 'array', items: ref('JournalEntry') }, dead: { type: ['object', 'null'] }, feedback: { type: ['object', 'null'], description: 'Provider feedback (docs/feedback.md): summary `status`, `hard`, `count` and `events` in arrival order' } },
             },
             'The operation',
           ),

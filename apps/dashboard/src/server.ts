@@ -1,7 +1,7 @@
 import type { Config } from '@singleshot/config';
 import { listen } from '@singleshot/http';
 import { defaultReady, type Runtime } from '@singleshot/runtime';
-import { SourceStatusStore, sourceRows } from '@singleshot/store';
+import { FeedbackStore, SourceStatusStore, sourceRows } from '@singleshot/store';
 import { createDashboardApp } from './app';
 import { assertSafeBinding, credentialsOf, type DashboardCredentials } from './auth';
 import { BOARD_PATH } from './board';
@@ -59,7 +59,7 @@ export async function startDashboard(rt: Runtime, options: DashboardOptions = {}
   const sourceStatus = new SourceStatusStore(rt.redis, rt.keys);
   const sources = { list: async () => sourceRows(rt.config.sources, rt.config.sources.length > 0 ? await sourceStatus.read() : new Map(), Date.now()) };
   const app = createDashboardApp({
-    api: { operations: rt.operations, messages: rt.messages, journal: rt.journal, queues: rt.queues, replay, documents: rt.documents, sources, logger },
+    api: { operations: rt.operations, messages: rt.messages, journal: rt.journal, queues: rt.queues, replay, documents: rt.documents, feedback: new FeedbackStore(rt.redis, rt.keys, { retentionMs: rt.retentionMs }), sources, logger },
     queues: rt.queues,
     credentials,
     allowedOrigins,

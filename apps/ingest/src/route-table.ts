@@ -14,6 +14,8 @@ export interface IngestRoutesOptions {
   ready: ReadinessCheck;
   /** Provider-specific inbound formats (`/v1/mail/inbound/:provider`…; providerWebhookRoutes). */
   providerWebhooks?: readonly IngestRoute[];
+  /** Provider delivery feedback (`/v1/feedback/<provider>`; feedbackRoutes). */
+  feedback?: readonly IngestRoute[];
   /** Signed document links (`/v1/documents/…`; documentsRoute). */
   documents?: IngestRoute;
 }
@@ -23,13 +25,14 @@ export interface IngestRoutesOptions {
  * producers' `POST /v1/events` first). The OpenAPI document served at
  * `/openapi.json` is generated from this very table.
  */
-export function ingestRoutes({ ctx, registry, ready, providerWebhooks = [], documents }: IngestRoutesOptions): IngestRoute[] {
+export function ingestRoutes({ ctx, registry, ready, providerWebhooks = [], feedback = [], documents }: IngestRoutesOptions): IngestRoute[] {
   let document: object | undefined;
   const routes: IngestRoute[] = [
     eventsRoute(ctx),
     ...(ctx.cancels ? [cancellationsRoute(ctx)] : []),
     rawMailRoute(ctx),
     ...providerWebhooks,
+    ...feedback,
     ...(documents ? [documents] : []),
     ...probeRoutes({ registry, ready, logger: ctx.logger, document: () => (document ??= ingestOpenApi(routes)) }),
   ];

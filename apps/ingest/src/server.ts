@@ -1,5 +1,5 @@
 import { waitReplicasOf } from '@singleshot/config';
-import { Cancellations, MessageStore } from '@singleshot/store';
+import { Cancellations, FeedbackStore, MessageStore } from '@singleshot/store';
 import { listen } from '@singleshot/http';
 import { defaultReady, documentLinkSecret, type RunningWorker } from '@singleshot/runtime';
 import { Acceptor, acceptanceKeys } from '@singleshot/intake';
@@ -14,6 +14,7 @@ import { startMailboxPollers } from './mailbox-pollers';
 import { ProducerAuth, resolveIngestHost } from './producer-auth';
 import type { IngestRoute } from './http/route';
 import { providerWebhookRoutes } from './routes/provider-webhooks';
+import { feedbackRoutes, type FeedbackRouteDeps } from './feedback/feedback-routes';
 
 export interface IngestApp {
   port: number;
@@ -98,6 +99,8 @@ export async function startIngest(
     host?: string;
     providerWebhooks?: (ctx: IngestContext) => IngestRoute[];
     pollers?: boolean;
+    /** The feedback endpoints' suppression port and SNS fetches (tests point these elsewhere). */
+    feedback?: Pick<FeedbackRouteDeps, 'onSuppressionSignal' | 'sns'>;
     /** Workers running in the same process (embedded mode), reported by /readyz. */
     workers?: Record<string, RunningWorker>;
   } = {},
@@ -111,6 +114,15 @@ export async function startIngest(
     registry: rt.metrics.registry,
     ready: () => defaultReady({ redis: rt.producer }, options.workers),
     providerWebhooks: (options.providerWebhooks ?? webhooksFor(rt))(ctx),
+    feedback: feedbackRoutes({
+      config: rt.config.feedback,
+      store: new FeedbackStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
+      redis: rt.producer,
+      keys: rt.keys,
+      metrics: rt.metrics,
+      logger: ctx.logger,
+      ...options.feedback,
+    }),
     documents: documentsRoute({
       store: rt.documentStore,
       secret: () => (linkSecret ??= documentLinkSecret(rt.redis, rt.keys, rt.config.documents.links.secret).catch((err: unknown) => {

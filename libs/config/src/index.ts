@@ -17,3 +17,4 @@ export * from './env-overrides';
 export * from './redact';
 export * from './load-config';
 export * from './partitions';
+export * from './feedback-schema';

@@ -6,6 +6,7 @@ import { providersSchema } from './provider-schema';
 import { routeSchema } from './route-schema';
 import { documentsSchema } from './document-schema';
 import { sourcesSchema } from './source-schema';
+import { feedbackSchema } from './feedback-schema';
 
 /**
  * The config file (docs/contract.md "Config file"). Every section is optional and
@@ -251,6 +252,9 @@ export const configSchema = z.strictObject({
   webhooks: webhooksSchema
     .prefault({})
     .describe('Provider inbound mail webhooks (`POST /v1/mail/inbound/<provider>`). A provider without an entry answers 404: no unauthenticated inbound endpoint is open by default.'),
+  feedback: feedbackSchema
+    .prefault({})
+    .describe('Delivery feedback from providers (`POST /v1/feedback/<provider>`: bounces, complaints, deliveries; see feedback.md). A provider without an entry answers 404.'),
   sources: sourcesSchema,
   documents: documentsSchema.prefault({}).describe('How documents are generated and kept (see templates-and-documents.md).'),
   /**

@@ -19,6 +19,7 @@ const SECRET_FILE_KEYS: Readonly<Record<string, { target: string; list?: boolean
   secretAccessKeyFile: { target: 'secretAccessKey' },
   signingKeyFile: { target: 'signingKey' },
   keyFile: { target: 'key' },
+  publicKeyFile: { target: 'publicKey' },
   // A source's connection URL with its credentials (amqp://user:pass@…), kept out of the config.
   urlFile: { target: 'url' },
   // One secret per line; blank lines ignored.

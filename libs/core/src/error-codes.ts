@@ -45,6 +45,12 @@ export const ERROR_CODES = {
   MAIL_PARSE_TIMEOUT: 'parsing a MIME message took too long',
   MAIL_PARSE_FAILED: 'a MIME message could not be parsed',
   STOPPED: 'the IMAP source was stopped while connecting',
+  // Delivery feedback
+  UNTRUSTED_CERTIFICATE_URL: 'an SNS message names a signing certificate that is not on an https SNS host',
+  UNTRUSTED_SUBSCRIBE_URL: 'an SNS subscription confirmation names a SubscribeURL that is not on an https SNS host',
+  UNKNOWN_TOPIC: 'a verified SNS message comes from a topic not in feedback.ses.topicArns',
+  CERTIFICATE_UNAVAILABLE: 'the SNS signing certificate could not be fetched (503, SNS retries)',
+  SUBSCRIPTION_CONFIRM_FAILED: 'the GET on an SNS SubscribeURL failed (503, SNS retries)',
   // Documents
   BAD_LINK: 'a document link signature is missing or invalid',
   LINK_EXPIRED: 'a document link has expired',

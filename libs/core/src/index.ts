@@ -14,3 +14,4 @@ export * from './error-codes';
 export * from './ending-reasons';
 export * from './log-events';
 export * from './quiet-hours';
+export * from './feedback';

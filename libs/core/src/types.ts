@@ -117,4 +117,6 @@ export type JournalType =
   | 'deferred'
   | 'document_stored'
   | 'document_failed'
-  | 'document_replayed';
+  | 'document_replayed'
+  /** A provider's delivery feedback about a sent operation (delivered, bounced, …; docs/feedback.md). */
+  | 'feedback';

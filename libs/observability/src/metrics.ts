@@ -8,6 +8,8 @@ export type QueueState = (typeof QUEUE_STATES)[number];
 export const EVENT_RESULTS = ['accepted', 'duplicate', 'invalid'] as const;
 export const DUPLICATE_STAGES = ['ingest', 'decision', 'delivery'] as const;
 export const DELIVERY_RESULTS = ['sent', 'retry', 'in_doubt', 'dead', 'suppressed'] as const;
+/** `result` of singleshot_feedback_events_total. */
+export const FEEDBACK_RESULTS = ['recorded', 'duplicate', 'unmatched', 'ignored', 'refused'] as const;
 export const RECONCILIATION_OUTCOMES = ['found', 'not_found', 'unsupported', 'error'] as const;
 
 export interface QueueCounts {
@@ -66,6 +68,12 @@ export interface Metrics {
   partitionConsumerRestarts: Counter<'queue' | 'partition'>;
   /** Dead or suppressed operations replayed, by who asked (cli, api, dashboard). */
   replays: Counter<'via' | 'result'>;
+  /**
+   * Provider feedback events by the operation's provider (the endpoint's name
+   * when no operation matched), feedback type and result (recorded, duplicate,
+   * unmatched, ignored, refused).
+   */
+  feedbackEvents: Counter<'provider' | 'type' | 'result'>;
   /** Messages that made no operation (no route matched, or no recipients). */
   unrouted: Counter<'reason'>;
   /** Operations currently in doubt, read at scrape time from the source given to setInDoubtSource. */
@@ -298,6 +306,11 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     }),
     partitionConsumerRestarts: counter('singleshot_partition_consumer_restarts_total', 'Stuck queue partition workers replaced by a new worker.', ['queue', 'partition']),
     replays: counter('singleshot_replays_total', 'Dead or suppressed operations replayed, by who asked and result.', ['via', 'result']),
+    feedbackEvents: counter('singleshot_feedback_events_total', 'Provider delivery feedback events (delivered, bounced, complained, …), by provider, type and result.', [
+      'provider',
+      'type',
+      'result',
+    ]),
     unrouted: counter('singleshot_unrouted_total', 'Messages that made no operation, by reason.', ['reason']),
     operationsInDoubt,
     cancellations: counter('singleshot_cancellations_total', 'What cancels did, per operation, and `pending` per cancel that waits for operations still to come.', ['outcome']),

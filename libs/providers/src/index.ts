@@ -16,3 +16,4 @@ export * from './recipient-rules';
 export * from './create-provider';
 export * from './breaker';
 export * from './fallback-chain';
+export * from './feedback/index';

@@ -1,4 +1,6 @@
 import { Readable } from 'node:stream';
+import { MAILGUN_OPERATION_VARIABLE } from './feedback/mailgun-feedback';
+import { POSTMARK_OPERATION_METADATA } from './feedback/postmark-feedback';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import addressparser from 'nodemailer/lib/addressparser';
@@ -107,7 +109,13 @@ export class SmtpProvider implements Provider {
           ? { attachments: req.attachments.map((a) => ({ filename: a.fileName, contentType: a.contentType, content: a.content })) }
           : {}),
         messageId,
-        headers: { [OPERATION_HEADER]: req.operationKey },
+        // The same key where Postmark (metadata) and Mailgun (user variables) hand it back in
+        // their delivery feedback; both relays take these headers off before delivery.
+        headers: {
+          [OPERATION_HEADER]: req.operationKey,
+          [`X-PM-Metadata-${POSTMARK_OPERATION_METADATA}`]: req.operationKey,
+          'X-Mailgun-Variables': JSON.stringify({ [MAILGUN_OPERATION_VARIABLE]: req.operationKey }),
+        },
         // The content is ours, never a path or URL to fetch.
         disableFileAccess: true,
         disableUrlAccess: true,

@@ -6,6 +6,7 @@ import { ApiTransport, excerpt, header } from './api-transport';
 import { classifyHttpStatus, errorFor } from './classify';
 import { classifyTwilioError } from './classify-native';
 import { resolveOptions } from './provider-options';
+import { TWILIO_OPERATION_PARAM } from './feedback/twilio-feedback';
 import type { CallContext, Provider, ProviderDeps, SendRequest, SendResult, TwilioSmsProviderConfig, TwilioSmsProviderOptions } from './provider';
 
 type TwilioRequest = Parameters<RequestClient['request']>[0];
@@ -51,12 +52,22 @@ export class TwilioSmsProvider implements Provider {
   private readonly options: TwilioSmsProviderConfig;
   private readonly transport: ApiTransport;
   private readonly endpoint: URL | undefined;
+  /** The status callback URL of one operation: the key rides in `?op=`, covered by Twilio's signature of the callback. */
+  private readonly statusCallback: ((operationKey: string) => string) | undefined;
 
   constructor(input: TwilioSmsProviderOptions, _deps: ProviderDeps = {}) {
     this.options = resolveOptions(input);
     this.name = this.options.name;
     this.endpoint = this.options.endpoint ? new URL(this.options.endpoint) : undefined;
     this.transport = new ApiTransport(this.name, this.options.timeoutMs);
+    const callback = this.options.statusCallbackUrl;
+    this.statusCallback = callback
+      ? (operationKey) => {
+          const url = new URL(callback);
+          url.searchParams.set(TWILIO_OPERATION_PARAM, operationKey);
+          return url.toString();
+        }
+      : undefined;
   }
 
   async send(req: SendRequest, ctx: CallContext): Promise<SendResult> {
@@ -72,6 +83,7 @@ export class TwilioSmsProvider implements Provider {
         to: req.recipient,
         body: req.text || req.subject,
         ...(messagingServiceSid ? { messagingServiceSid } : { from: from as string }),
+        ...(this.statusCallback ? { statusCallback: this.statusCallback(req.operationKey) } : {}),
       });
     } catch (err) {
       throw this.failure(err, answered);

@@ -19,3 +19,4 @@ export * from './document-state';
 export * from './refusal-backoff';
 export * from './source-status';
 export * from './cancellations';
+export * from './feedback-store';

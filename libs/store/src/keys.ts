@@ -48,6 +48,17 @@ export class KeyBuilder {
     return `${this.tagged(operationKey)}:opdata:${operationKey}`;
   }
 
+  /**
+   * Delivery feedback of one operation (docs/feedback.md): a hash beside the
+   * state, in the operation's shard tag so one script records an event, reads
+   * the state and writes the journal together. Fields: `status` (summary),
+   * `rank`, `hard`, `count`, `seen:<provider event id>` = the event's sequence
+   * number, `ev:<seq>` = the event as JSON (arrival order).
+   */
+  feedback(operationKey: string): string {
+    return `${this.tagged(operationKey)}:feedback:${operationKey}`;
+  }
+
   /** Operation lock: a string holding the current fence token, with a PX lease. */
   lock(operationKey: string): string {
     return `${this.tagged(operationKey)}:lock:${operationKey}`;

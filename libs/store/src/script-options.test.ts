@@ -56,6 +56,7 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
   'doc-replay-2': { now: '1', by: 'u', journalMinId: '0', documentKey: 'd' },
   'op-wait-2': { mode: 'set', operationKey: 'k', now: '1', waitingFor: 'w', waitingKey: 'd', retentionMs: '1', messageKey: 'm', recipient: 'r', channel: 'c' },
   'extend-lock-2': { fence: '1', leaseMs: '1', leaseUntil: '2' },
+  'feedback-record-3': { operationKey: 'k', eventId: 'e', source: 'ses', type: 'delivered', rank: '2', hard: '0', now: '1', retentionMs: '1', journalMinId: '0' },
   'imap-cursor-advance-1': { uidValidity: '1', uid: 1, now: '1' },
   'index-touch-1': { operationKey: 'k', dueAt: '1' },
   'mark-waiting-2': { reason: 'breaker_open', untilMs: '1', now: '1', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },

@@ -92,6 +92,18 @@ export interface ScriptOptions {
   };
   /** leaseUntil = now + leaseMs */
   'extend-lock-2': { fence: string; leaseMs: Decimal; leaseUntil: Decimal };
+  'feedback-record-3': {
+    operationKey: string;
+    eventId: string;
+    /** The feedback endpoint that received it (ses, sendgrid, postmark, mailgun, twilio). */
+    source: string;
+    type: string;
+    rank: Decimal;
+    hard: '0' | '1';
+    now: Decimal;
+    retentionMs: Decimal;
+    journalMinId: Decimal;
+  };
   'imap-cursor-advance-1': { uidValidity: string; uid: number; now: Decimal };
   'index-touch-1': { operationKey: string; dueAt: Decimal };
   'mark-waiting-2': {

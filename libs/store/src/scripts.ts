@@ -10,6 +10,7 @@ import docCommit from './lua/doc-commit-3.lua';
 import docReplay from './lua/doc-replay-2.lua';
 import extendLock from './lua/extend-lock-2.lua';
 import opWait from './lua/op-wait-2.lua';
+import feedbackRecord from './lua/feedback-record-3.lua';
 import imapCursorAdvance from './lua/imap-cursor-advance-1.lua';
 import indexTouch from './lua/index-touch-1.lua';
 import markWaiting from './lua/mark-waiting-2.lua';
@@ -41,6 +42,7 @@ export const SCRIPTS: Record<ScriptName, string> = {
   'doc-replay-2': docReplay,
   'extend-lock-2': extendLock,
   'op-wait-2': opWait,
+  'feedback-record-3': feedbackRecord,
   'imap-cursor-advance-1': imapCursorAdvance,
   'index-touch-1': indexTouch,
   'mark-waiting-2': markWaiting,

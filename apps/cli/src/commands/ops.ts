@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { DocumentStateStore, JournalReader, MessageStore, OperationStore, type DocumentRecord, type KeyBuilder } from '@singleshot/store';
+import { DocumentStateStore, FeedbackStore, JournalReader, MessageStore, OperationStore, type DocumentRecord, type KeyBuilder } from '@singleshot/store';
 import { connectForCommand } from './queues';
 import { keysOf, loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
 import { formatTime, printTable } from '../format';
@@ -8,7 +8,7 @@ import { keyArgument } from '../key-arg';
 /** Read-only access to the stores, for operator commands. */
 export async function withStores<T>(
   configFile: string | undefined,
-  fn: (s: { operations: OperationStore; messages: MessageStore; journal: JournalReader; documents: DocumentStateStore; keys: KeyBuilder; attempts: number }) => Promise<T>,
+  fn: (s: { operations: OperationStore; messages: MessageStore; journal: JournalReader; documents: DocumentStateStore; feedback: FeedbackStore; keys: KeyBuilder; attempts: number }) => Promise<T>,
 ): Promise<T> {
   const config = loadConfigOrExit(configFile);
   // With the config's password and TLS, and a clear error when Redis does not answer.
@@ -21,6 +21,7 @@ export async function withStores<T>(
       messages: new MessageStore(redis, keys, { retentionMs }),
       journal: new JournalReader(redis, keys),
       documents: new DocumentStateStore(redis, keys, { retentionMs }),
+      feedback: new FeedbackStore(redis, keys, { retentionMs }),
       keys,
       attempts: config.documents.attempts,
     });
@@ -38,7 +39,7 @@ export function registerOps(program: Command): void {
     .option('--config <file>', 'config file')
     .option('--json', 'print JSON')
     .action(async (key: string, opts: { config?: string; json?: boolean }) => {
-      await withStores(opts.config, async ({ operations, messages, journal, documents, attempts }) => {
+      await withStores(opts.config, async ({ operations, messages, journal, documents, feedback, attempts }) => {
         let keysToShow = [key];
         const op = await operations.get(key);
         const message = op ? null : await messages.get(key);
@@ -65,12 +66,13 @@ export function registerOps(program: Command): void {
         for (const k of keysToShow) {
           const record = await operations.get(k);
           if (!record) continue;
-          const [history, entries, waitingOn] = await Promise.all([
+          const [history, entries, waitingOn, delivery] = await Promise.all([
             operations.history(k),
             journal.forOperation(k, record.journalIds),
             record.waitingKey ? documents.get(record.waitingKey) : Promise.resolve(null),
+            feedback.read(k),
           ]);
-          shown.push({ operation: record, history, journal: entries, ...(waitingOn ? { document: withoutJob(waitingOn) } : {}) });
+          shown.push({ operation: record, history, journal: entries, ...(waitingOn ? { document: withoutJob(waitingOn) } : {}), ...(delivery ? { feedback: delivery } : {}) });
         }
         if (opts.json) {
           console.log(JSON.stringify(message ? { message, operations: shown } : shown[0], null, 2));
@@ -79,7 +81,7 @@ export function registerOps(program: Command): void {
         if (message) {
           console.log(`message ${message.messageKey}: ${message.arrivals} arrival(s) via ${Object.entries(message.via).map(([v, n]) => `${v}×${n}`).join(', ')}; first ${formatTime(message.firstArrivalAt)}`);
         }
-        for (const { operation, history, journal: entries, document: waitingOn } of shown) {
+        for (const { operation, history, journal: entries, document: waitingOn, feedback: delivery } of shown) {
           console.log(`\noperation ${operation.operationKey}`);
           printTable([
             ['status', operation.waitingFor ? `${operation.status}, waiting for ${operation.waitingFor} since ${formatTime(operation.waitingSince)}` : operation.status],
@@ -105,6 +107,11 @@ export function registerOps(program: Command): void {
           if (entries.length) {
             console.log('journal:');
             printTable(entries.map((e) => [e.id, e.type, e.fields.provider ?? '', e.fields.extId ?? '', e.fields.reason ?? '']));
+          }
+          if (delivery) {
+            // Provider feedback, in arrival order (docs/feedback.md); the summary only moves forward.
+            console.log(`feedback: ${delivery.status}${delivery.hard ? ' (hard)' : ''}, ${delivery.count} event(s)`);
+            printTable(delivery.events.map((e) => [formatTime(e.receivedAt), e.source, e.type + (e.hard ? ' (hard)' : ''), e.providerType, e.eventId, e.detail ?? '']));
           }
         }
       });

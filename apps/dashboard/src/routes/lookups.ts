@@ -20,12 +20,13 @@ export function lookupRoutes(deps: AdminApiDeps): Router {
     if (!operation) {
       throw new ApiError(404, 'NOT_FOUND', `no operation ${key} (records are kept for the retention period; an operation appears once a delivery worker claims it)`);
     }
-    const [history, journal, deadJob] = await Promise.all([
+    const [history, journal, deadJob, feedback] = await Promise.all([
       deps.operations.history(key),
       deps.journal.forOperation(key, operation.journalIds),
       operation.status === 'dead' ? deps.queues.dead.getJob(key) : Promise.resolve(undefined),
+      deps.feedback ? deps.feedback.read(key) : Promise.resolve(undefined),
     ]);
-    res.json({ operation, history, journal, dead: deadJob?.data ?? null });
+    res.json({ operation, history, journal, dead: deadJob?.data ?? null, feedback: feedback ?? null });
   });
 
   router.get('/messages/:key', async (req, res) => {

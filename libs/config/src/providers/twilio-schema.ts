@@ -23,6 +23,9 @@ export const twilioSmsProviderSchema = z
       .regex(/^MG[0-9a-fA-F]{32}$/, 'must be a messaging service SID (MG + 32 hex digits)')
       .optional()
       .describe('Messaging service SID (`MG` + 32 hex digits), instead of `from`.'),
+    statusCallbackUrl: httpUrl
+      .optional()
+      .describe('Where Twilio posts status callbacks: ingest\'s public `/v1/feedback/twilio` URL (the same as `feedback.twilio.publicUrl`). Each message asks for `<statusCallbackUrl>?op=<operation key>`; without it no delivery feedback is asked for.'),
     endpoint: httpUrl.optional().describe('API origin override; default `https://api.twilio.com`.'),
     timeoutMs: positiveInt.default(10_000).describe('Upper bound of one call.'),
   })
