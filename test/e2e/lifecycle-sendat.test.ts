@@ -45,6 +45,20 @@ describe('send-at under a Redis restart', () => {
     cleanup?.();
   });
 
+  it('an event due less than a second ahead is not sent before its time either', async () => {
+    // The decision of a loaded pipeline can run this close to an event's sendAt:
+    // "soon" must still mean "not before".
+    const client = ingestClient(base);
+    const ids = ['soon-300', 'soon-600', 'soon-900'];
+    const due = new Map(ids.map((id) => [opOf('cal', id, `${id}@x.test`), Date.now() + Number(id.slice(5))]));
+    await Promise.all(ids.map((id, i) => client.event({ id, source: 'cal', type: 'reminder', recipients: [`${id}@x.test`], data: { n: id }, sendAt: new Date([...due.values()][i] as number).toISOString() })));
+    await sink.waitFor((s) => [...due.keys()].every((op) => s.accepted.has(op)), { timeoutMs: 30_000, what: 'the three soon events to be sent' });
+    for (const [op, sendAt] of due) {
+      expect(sink.accepted.get(op)?.count).toBe(1);
+      expect(sink.requests.find((r) => r.idempotencyKey === op)!.receivedAt - sendAt, `lateness of ${op.slice(0, 12)}`).toBeGreaterThanOrEqual(0);
+    }
+  });
+
   it(`${EVENTS} events due 2–5 s ahead, Redis SIGKILLed and restarted on its AOF while they wait: each sent once, none early`, { timeout: 120_000 + EVENTS * 100 }, async () => {
     const rand = prng(SEED, 'send-at');
     const client = ingestClient(base);
