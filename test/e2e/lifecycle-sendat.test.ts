@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '@singleshot/runtime';
-import { spawnApps, startHttpSink, startTestRedis, testConfig, waitForQueuesIdle, waitUntil, writeConfigFile, type AppProcess, type HttpSink, type TestRedis } from '@singleshot/test-harness';
+import { spawnApps, startHttpSink, startTestRedis, testConfig, waitForQueuesIdle, writeConfigFile, type AppProcess, type HttpSink, type TestRedis } from '@singleshot/test-harness';
 import { prng } from '../chaos/prng';
 import { testRuntime } from '../support/runtime';
 import { ingestClient, opOf } from './support/lifecycle';
