@@ -1,8 +1,6 @@
 import type { DecideJobData, DeliverJobData } from '@singleshot/core';
 import { tombstoneCovers, type CancelBy, type Cancellations, type Tombstone } from '@singleshot/store';
 
-/** Below this, a send-at time counts as now: not worth a scheduled state and a delayed job. */
-export const SCHEDULE_MIN_MS = 1_000;
 /** How long past its time a scheduled operation nobody claimed waits for the sweeper. */
 export const SCHEDULE_SWEEP_GRACE_MS = 60_000;
 
@@ -65,7 +63,10 @@ export async function settle(data: DecideJobData, jobs: DeliverJobData[], tombst
   const scheduled: DeliverJobData[] = [];
   for (const job of jobs) {
     if (tombstone && tombstoneCovers(tombstone, job.recipient)) cancelled.push(job);
-    else if (job.dueAt !== undefined && job.dueAt > now + SCHEDULE_MIN_MS) scheduled.push(job);
+    // Any time still ahead is scheduled, however close: "send at" promises "not
+    // before", and a decision that runs late (a backlog, a restart) can come
+    // within a moment of it. Sending such an operation now sent it early.
+    else if (job.dueAt !== undefined && job.dueAt > now) scheduled.push(job);
     else settled.now.push(job);
   }
   if (cancelled.length > 0) {
