@@ -162,6 +162,8 @@ export function planOperations(
         firstArrivalAt: data.firstArrivalAt,
         ...(due !== undefined ? { dueAt: due } : {}),
         ...withQuietHours(route, input, recipient),
+        ...(route.category !== undefined ? { category: route.category } : {}),
+        ...(route.required ? { required: true } : {}),
       });
       // One render per document, however many recipients need it (dependents are added below).
       route.documents.forEach((doc, i) => {

@@ -113,6 +113,8 @@ export interface ClaimState {
   limitBypass: boolean;
   /** A cancel came while an earlier attempt was in flight: reconcile, never send. */
   cancelRequested: boolean;
+  /** The recipient became suppressed or opted out after an earlier attempt that may have got through: reconcile, never send. */
+  stopReason?: 'recipient_suppressed' | 'opted_out';
   keeper: LeaseKeeper;
   log: ScopedLogger;
 }

@@ -86,6 +86,8 @@ async function claimAndSend(
     owner: deps.workerId,
     leaseMs,
     job,
+    ...(job.category !== undefined ? { category: job.category } : {}),
+    ...(job.required ? { required: true } : {}),
   });
   switch (claim.kind) {
     case 'duplicate':
@@ -97,6 +99,11 @@ async function claimAndSend(
     case 'conflict':
       deps.metrics.lockConflicts.inc({ queue: 'deliver' });
       return { kind: 'conflict', delayMs: claim.retryInMs + Math.floor((deps.random ?? Math.random)() * 250) };
+    case 'suppressed':
+      // Ended by the claim itself: the recipient is suppressed or opted out; nothing was sent.
+      deps.metrics.suppressed.inc({ reason: claim.reason });
+      deps.logger.info({ event: 'operation_suppressed', operationKey: job.operationKey, messageKey: job.messageKey, reason: claim.reason }, 'operation suppressed: recipient suppressed or opted out');
+      return { kind: 'suppressed', reason: claim.reason };
     case 'early':
       // A job that came before its operation is due (a redelivery, the sweeper): back until then.
       return { kind: 'scheduled', delayMs: Math.max(1, claim.dueAt - now()) };
@@ -141,8 +148,13 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
   // A previous attempt may have reached a provider: reconcile before any send (docs/protocol.md invariant 5).
   if (claim.previousStatus === 'sending' || claim.previousStatus === 'in_doubt') {
     const verdict = await reconcile(job.operationKey, chain, claim, deps, { recipient: job.recipient, since: job.firstArrivalAt });
-    // Cancelled meanwhile: an attempt that got through stands; nothing is sent anew.
-    if (claim.cancelRequested && verdict.kind !== 'found' && verdict.kind !== 'unknown') return { kind: 'cancelled', reason: 'cancel_requested' };
+    // Cancelled or suppressed meanwhile: an attempt that got through stands; nothing is sent anew.
+    if (verdict.kind !== 'found' && verdict.kind !== 'unknown') {
+      if (claim.cancelRequested) return { kind: 'cancelled', reason: 'cancel_requested' };
+      if (claim.stopReason) {
+        return { kind: 'suppressed', reason: claim.stopReason, error: { code: 'RECIPIENT_SUPPRESSED' satisfies ErrorCode, message: 'the recipient became suppressed or opted out during an earlier attempt' } };
+      }
+    }
     switch (verdict.kind) {
       case 'found':
         a.record({ step: 'reconcile', outcome: 'sent', provider: verdict.provider, externalId: verdict.externalId, note: 'reconciled by lookup' });

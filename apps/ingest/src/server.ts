@@ -1,5 +1,6 @@
 import { waitReplicasOf } from '@singleshot/config';
-import { Cancellations, FeedbackStore, MessageStore } from '@singleshot/store';
+import { normalizeRecipient } from '@singleshot/core';
+import { Cancellations, FeedbackStore, MessageStore, Suppressions } from '@singleshot/store';
 import { listen } from '@singleshot/http';
 import { defaultReady, documentLinkSecret, type RunningWorker } from '@singleshot/runtime';
 import { Acceptor, acceptanceKeys } from '@singleshot/intake';
@@ -107,6 +108,7 @@ export async function startIngest(
 ): Promise<IngestApp> {
   const host = resolveIngestHost(rt.config.ingest, options.host);
   const ctx = ingestContext(rt);
+  const suppressions = new Suppressions(rt.producer, rt.keys, { retentionMs: rt.retentionMs });
   // Read once per process (the key never changes); a failed read is retried on the next download.
   let linkSecret: Promise<string> | undefined;
   const routes = ingestRoutes({
@@ -121,6 +123,12 @@ export async function startIngest(
       keys: rt.keys,
       metrics: rt.metrics,
       logger: ctx.logger,
+      // A hard bounce, a complaint or a provider-side unsubscribe suppresses the
+      // recipient on that channel before the feedback post is answered: no
+      // claim after the 200 sends to them (claim-8.lua reads the copy).
+      onSuppressionSignal: async (channel, recipient, reason, origin) => {
+        await suppressions.add({ channel, recipient: normalizeRecipient(recipient), reason, origin: reason === 'complaint' ? 'complaint' : reason === 'unsubscribe' ? 'unsubscribe' : 'bounce', by: `feedback:${origin.source}:${origin.eventId}` });
+      },
       ...options.feedback,
     }),
     documents: documentsRoute({

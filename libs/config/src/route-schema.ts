@@ -125,10 +125,13 @@ export const routeSchema = z
       .optional()
       .describe('Send this long after the event first arrived (`30s`, `15m`, `72h`, `2d`); the operation is `scheduled` meanwhile. An event\'s own `sendAt`/`delaySeconds` wins.'),
     quietHours: quietHoursSchema.optional().describe('Hours in which this route sends nothing: an operation due inside waits for their end (docs/scheduling.md).'),
+    category: identifier
+      .optional()
+      .describe('What kind of notification this is (`billing`, `news`): recipients opt out by category and channel, and email of a route with a category carries one-click unsubscribe.'),
     required: z
       .boolean()
       .default(false)
-      .describe('A notification that must go (a password reset, an invoice by law): quiet hours do not hold it back.'),
+      .describe('A notification that must go (a password reset, an invoice by law): quiet hours and opt-outs do not hold it back; suppressions (hard bounces, complaints) still do.'),
   })
   .transform((route) => ({
     ...route,

@@ -23,6 +23,8 @@ export type DeadReason = keyof typeof DEAD_REASONS;
  */
 export const SUPPRESS_REASONS = {
   rate_limit: 'a recipient or channel send limit was reached',
+  recipient_suppressed: 'the recipient is on the suppression list (a hard bounce, a complaint, an operator) for this channel',
+  opted_out: 'the recipient opted out of this category or channel (preferences, one-click unsubscribe)',
 } as const;
 
 /** A reason an operation ended `suppressed`. */

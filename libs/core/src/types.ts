@@ -77,6 +77,10 @@ export interface DeliverJobData {
   dueAt?: number;
   /** Hours in which it is not sent, resolved to one zone; an attempt due inside waits for their end. */
   quietHours?: QuietHours;
+  /** The route's category (opt-outs are by category and channel). */
+  category?: string;
+  /** The route must go (a password reset, an invoice by law): opt-outs and quiet hours do not hold it back. */
+  required?: boolean;
 }
 
 /** A document an operation needs: which one, by its render operation's key. */

@@ -68,6 +68,8 @@ export const deliverJobSchema = z.object({
   firstArrivalAt: z.number().int().positive(),
   dueAt: z.number().int().nonnegative().optional(),
   quietHours: z.object({ start: z.string().min(1), end: z.string().min(1), timezone: z.string().min(1) }).optional(),
+  category: z.string().min(1).optional(),
+  required: z.boolean().optional(),
 });
 
 /**

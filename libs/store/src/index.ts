@@ -20,3 +20,4 @@ export * from './refusal-backoff';
 export * from './source-status';
 export * from './cancellations';
 export * from './feedback-store';
+export * from './suppressions';

@@ -143,6 +143,43 @@ export class KeyBuilder {
     return `${this.tagged(id)}:ckey:${id}`;
   }
 
+  /**
+   * A recipient's suppressions and opt-outs, the record of them
+   * (suppression-write-1.lua): field `s|<channel>|<category or *>` (a
+   * suppression: hard bounce, complaint, operator) or `p|<channel or *>|<category
+   * or *>` (an opt-out), each a JSON value with reason, origin, who and when;
+   * `pv` the version of the opt-outs.
+   */
+  suppressions(recipient: string): string {
+    const id = sha256Hex(recipient);
+    return `${this.tagged(id)}:supp:${id}`;
+  }
+
+  /**
+   * The copy of a recipient's suppressions and opt-outs in one shard
+   * (suppression-copy-1.lua), with the same fields and each value the expiry
+   * (ms, '' for none): the claim reads the copy in its operation's own shard,
+   * in the same step that claims (claim-8.lua), so a suppression needs no
+   * round trip of its own and holds on a Redis Cluster too.
+   */
+  suppressionCopy(shard: number, recipient: string): string {
+    return `${this.prefix}:${shardTag(shard)}:suppx:${sha256Hex(recipient)}`;
+  }
+
+  suppressionCopyOf(operationKey: string, recipient: string): string {
+    return this.suppressionCopy(this.shard(operationKey), recipient);
+  }
+
+  /** Recipients with suppressions or opt-outs, by when they last changed (for listing). */
+  suppressionIndex(): string {
+    return `${this.prefix}:suppressions`;
+  }
+
+  /** Every change of a suppression or an opt-out: who, when, what (a stream, trimmed by retention). */
+  suppressionAudit(): string {
+    return `${this.prefix}:suppaudit`;
+  }
+
   /** Document (render operation) state hash: status, fence, attempts, checksum, store key. */
   doc(documentKey: string): string {
     return `${this.tagged(documentKey)}:doc:${documentKey}`;

@@ -20,7 +20,11 @@ export type ClaimResult =
       limitBypass: boolean;
       /** A cancel came while an earlier attempt was in flight: reconcile, never send. */
       cancelRequested: boolean;
+      /** The recipient became suppressed (or opted out) after an earlier attempt that may have got through: reconcile, never send. */
+      stopReason?: 'recipient_suppressed' | 'opted_out';
     }
+  /** The recipient is suppressed or opted out: ended `suppressed` by the claim, nothing sent. */
+  | { kind: 'suppressed'; reason: 'recipient_suppressed' | 'opted_out' }
   /** Scheduled for later (`dueAt`, ms): not claimed, no attempt used. */
   | { kind: 'early'; dueAt: number }
   | { kind: 'duplicate'; provider: string; externalId: string; attempts: number }
@@ -82,12 +86,16 @@ export class OperationStore extends OperationReader {
     leaseMs: number;
     /** The deliver job, kept at the first claim so the sweeper can re-enqueue a lost job. */
     job?: object;
+    /** The route's category, for opt-outs by category. */
+    category?: string;
+    /** The route must go: opt-outs do not hold it back (suppressions do). */
+    required?: boolean;
   }): Promise<ClaimResult> {
     const now = this.now();
     const k = this.keys;
     const raw = (await runScript(
       this.redis,
-      'claim-6',
+      'claim-8',
       [
         k.op(input.operationKey),
         k.lock(input.operationKey),
@@ -95,6 +103,8 @@ export class OperationStore extends OperationReader {
         k.activeIndexOf(input.operationKey),
         k.opData(input.operationKey),
         k.scheduledIndexOf(input.operationKey),
+        k.suppressionCopyOf(input.operationKey, input.recipient),
+        k.suppressedIndexOf(input.operationKey),
       ],
       {
         leaseMs: decimal(input.leaseMs),
@@ -107,10 +117,12 @@ export class OperationStore extends OperationReader {
         channel: input.channel,
         retentionMs: decimal(this.options.retentionMs),
         journalMinId: decimal(now - this.options.retentionMs),
+        category: input.category ?? '',
+        required: input.required ?? false,
       },
       input.job ? [JSON.stringify(input.job)] : [],
-    )) as [string, number | string, string, number | string, string, string, string, string];
-    const [kind, n, status, attempts, provider, externalId, bypass, cancelRequested] = raw;
+    )) as [string, number | string, string, number | string, string, string, string, string, string];
+    const [kind, n, status, attempts, provider, externalId, bypass, cancelRequested, stopReason] = raw;
     switch (kind) {
       case 'claimed':
         return {
@@ -121,7 +133,10 @@ export class OperationStore extends OperationReader {
           lastProvider: provider,
           limitBypass: bypass === '1',
           cancelRequested: cancelRequested === '1',
+          ...(stopReason === 'recipient_suppressed' || stopReason === 'opted_out' ? { stopReason } : {}),
         };
+      case 'suppressed':
+        return { kind, reason: status as 'recipient_suppressed' | 'opted_out' };
       case 'early':
         return { kind, dueAt: Number(n) };
       case 'duplicate':

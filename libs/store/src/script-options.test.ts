@@ -14,7 +14,7 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
   'cancel-op-5': { now: '1', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', reason: 'why', by: 'u', retentionMs: '1', journalMinId: '0' },
   'cancel-message-1': { now: '1', recipients: ['r'], reason: 'why', by: 'u', retentionMs: '1' },
   'cancel-key-1': { mode: 'join', now: '1', messageKey: 'm', recipients: ['r'], reason: 'why', by: 'u', retentionMs: '1' },
-  'claim-6': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
+  'claim-8': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0', category: 'billing', required: false },
   'commit-7': {
     fence: '1',
     outcome: 'sent',
@@ -65,6 +65,8 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
   'mutex-acquire-1': { owner: 'w', leaseMs: '1' },
   'mutex-release-1': { owner: 'w' },
   'op-schedule-5': { now: '1', dueAt: '2', sweepAt: '3', reason: 'send_at', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
+  'suppression-write-1': { mode: 'add', field: 's|email|*', value: '{}', optOuts: ['p|email|news'], detail: '{}' },
+  'suppression-copy-1': { set: ['s|email|*', ''], remove: [], version: '1' },
   'rate-limit-1': { now: '1', windowStart: '0', windowMs: '1', max: 1, operationKey: 'k', force: false },
   'replay-6': { now: '1', by: 'u', via: 'cli', retentionMs: '1', journalMinId: '0', operationKey: 'k' },
 };
@@ -84,14 +86,14 @@ describe('script options', () => {
 
   it('shared fragments are expanded into the scripts, none left as an include line', () => {
     for (const lua of Object.values(SCRIPTS)) expect(lua).not.toMatch(/^--@include/m);
-    for (const name of ['claim-6', 'commit-7', 'replay-6'] as const) {
+    for (const name of ['claim-8', 'commit-7', 'replay-6'] as const) {
       expect(SCRIPTS[name]).toContain('local function isTerminal(status)');
       expect(SCRIPTS[name]).toContain('local function journalAdd(');
     }
   });
 
   it('the Lua terminal check names the statuses core calls terminal', () => {
-    const body = /local function isTerminal\(status\)([\s\S]*?)\nend/.exec(SCRIPTS['claim-6'])?.[1] ?? '';
+    const body = /local function isTerminal\(status\)([\s\S]*?)\nend/.exec(SCRIPTS['claim-8'])?.[1] ?? '';
     expect([...body.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]).sort()).toEqual([...TERMINAL_STATUSES].sort());
   });
 

@@ -14,7 +14,7 @@
  * notification's scripts pass dozens of them.
  */
 export interface ScriptOptions {
-  'claim-6': {
+  'claim-8': {
     leaseMs: Decimal;
     now: Decimal;
     /** now + leaseMs */
@@ -26,6 +26,10 @@ export interface ScriptOptions {
     channel: string;
     retentionMs: Decimal;
     journalMinId: Decimal;
+    /** The route's category ('' for none). */
+    category: string;
+    /** The route must go: opt-outs do not hold it back. */
+    required: boolean;
   };
   'commit-7': {
     fence: string;
@@ -136,6 +140,9 @@ export interface ScriptOptions {
     retentionMs: Decimal;
     journalMinId: Decimal;
   };
+  'suppression-write-1': { mode: 'add' | 'remove' | 'preferences'; field?: string; value?: string; optOuts?: string[]; detail?: string };
+  /** set = [field, expiry, ...] (expiry '' for none). */
+  'suppression-copy-1': { set: string[]; remove: string[]; version?: Decimal };
   'rate-limit-1': { now: Decimal; windowStart: Decimal; windowMs: Decimal; max: number; operationKey: string; force: boolean };
   'replay-6': { now: Decimal; by: string; via: string; retentionMs: Decimal; journalMinId: Decimal; operationKey: string };
 }

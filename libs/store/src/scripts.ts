@@ -3,7 +3,7 @@ import { SingleshotError } from '@singleshot/core';
 import cancelKey from './lua/cancel-key-1.lua';
 import cancelMessage from './lua/cancel-message-1.lua';
 import cancelOp from './lua/cancel-op-5.lua';
-import claim from './lua/claim-6.lua';
+import claim from './lua/claim-8.lua';
 import commit from './lua/commit-7.lua';
 import docClaim from './lua/doc-claim-3.lua';
 import docCommit from './lua/doc-commit-3.lua';
@@ -20,6 +20,8 @@ import mutexAcquire from './lua/mutex-acquire-1.lua';
 import mutexRelease from './lua/mutex-release-1.lua';
 import opSchedule from './lua/op-schedule-5.lua';
 import rateLimit from './lua/rate-limit-1.lua';
+import suppressionCopy from './lua/suppression-copy-1.lua';
+import suppressionWrite from './lua/suppression-write-1.lua';
 import replay from './lua/replay-6.lua';
 import type { ScriptName, ScriptOptions } from './script-options';
 
@@ -35,7 +37,7 @@ export const SCRIPTS: Record<ScriptName, string> = {
   'cancel-key-1': cancelKey,
   'cancel-message-1': cancelMessage,
   'cancel-op-5': cancelOp,
-  'claim-6': claim,
+  'claim-8': claim,
   'commit-7': commit,
   'doc-claim-3': docClaim,
   'doc-commit-3': docCommit,
@@ -52,6 +54,8 @@ export const SCRIPTS: Record<ScriptName, string> = {
   'mutex-release-1': mutexRelease,
   'op-schedule-5': opSchedule,
   'rate-limit-1': rateLimit,
+  'suppression-copy-1': suppressionCopy,
+  'suppression-write-1': suppressionWrite,
   'replay-6': replay,
 };
 

@@ -8,8 +8,10 @@
     KEYS[4] active index of the operation's shard (recovery sweeper)
     KEYS[5] operation data hash (large values: the stored deliver job)
     KEYS[6] scheduled index of the operation's shard (op-schedule-5.lua)
+    KEYS[7] the recipient's suppression copy in the operation's shard (suppression-copy-1.lua)
+    KEYS[8] suppressed index of the operation's shard
 
-    ARGV[1] options (JSON, ScriptOptions['claim-6'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['claim-8'] in script-options.ts):
       leaseMs       lease in ms
       now           ms since epoch
       leaseUntil    now + leaseMs
@@ -17,23 +19,33 @@
       operationKey, messageKey, recipient, channel
       retentionMs   state expiry
       journalMinId  entries older than this may be trimmed
+      category      the route's category ('' for none)
+      required      the route must go: opt-outs do not hold it back (suppressions do)
     ARGV[2] the deliver job as JSON (optional); kept at the first claim so the
             sweeper can re-enqueue an operation whose job was lost
 
   Output:
-    { "claimed", fence, previousStatus, attempts, lastProvider, externalId, limitBypass, cancelRequested }
-    { "duplicate", 0, "sent", attempts, provider, externalId, "", "" }   already sent
-    { "terminal", 0, status, attempts, provider, "", "", "" }            dead, suppressed or cancelled
-    { "conflict", pttl, status, attempts, "", "", "", "" }               another holder has the lock
-    { "early", dueAt, "scheduled", attempts, "", "", "", "" }            scheduled for later: not claimed
+    { "claimed", fence, previousStatus, attempts, lastProvider, externalId, limitBypass, cancelRequested, stopReason }
+    { "duplicate", 0, "sent", attempts, provider, externalId, "", "", "" }   already sent
+    { "terminal", 0, status, attempts, provider, "", "", "", "" }            dead, suppressed or cancelled
+    { "suppressed", 0, reason, attempts, "", "", "", "", "" }                ended suppressed here
+    { "conflict", pttl, status, attempts, "", "", "", "", "" }               another holder has the lock
+    { "early", dueAt, "scheduled", attempts, "", "", "", "", "" }            scheduled for later: not claimed
   limitBypass is "1" once a replay released the operation from a rate-limit suppression.
   cancelRequested is "1" when a cancel came while an earlier attempt was in
   flight (cancel-op-5.lua): the holder may reconcile, never send.
+  stopReason is recipient_suppressed or opted_out when the recipient became
+  suppressed after an earlier attempt that may have reached a provider: the
+  same rule, reconcile and never send. Otherwise a suppressed recipient's
+  operation ends `suppressed` here, before any lock is taken: a bounce
+  recorded while a retry waits stops that retry.
 
   This script is where "may this operation be sent now?" is answered, in the
   same atomic step that takes the lock: a cancel (cancel-op-5.lua writes the
-  state this reads) and a send-at time are checked here, never in a round trip
-  of their own, so an operation is either cancelled or claimed, never both.
+  state this reads), a send-at time, and the recipient's suppressions and
+  opt-outs (the copy in this shard) are checked here, never in a round trip of
+  their own, so an operation is either cancelled (or suppressed) or claimed,
+  never both.
 
   One read of the state, one write: the counters are computed here instead of
   HINCRBY'd one by one (the script is atomic, so this is the same), and every
@@ -45,6 +57,7 @@
 --@include "include/journal.lua"
 --@include "include/retain.lua"
 local opKey, lockKey, journalKey, indexKey, dataKey, scheduledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local suppKey, suppressedKey = KEYS[7], KEYS[8]
 local o = cjson.decode(ARGV[1])
 local job = ARGV[2]
 local now, leaseUntil = o.now, o.leaseUntil
@@ -62,15 +75,15 @@ if status == 'sent' then
   journalAdd(journalKey, o.journalMinId, { type = 'duplicate', op = o.operationKey, msg = o.messageKey,
     recipient = o.recipient, channel = o.channel, provider = provider, extId = externalId, fence = '', err = '',
     reason = '', ts = now })
-  return { 'duplicate', 0, status, attempts, provider, externalId, '', '' }
+  return { 'duplicate', 0, status, attempts, provider, externalId, '', '', '' }
 end
 if isTerminal(status) then
-  return { 'terminal', 0, status, attempts, provider, '', '', '' }
+  return { 'terminal', 0, status, attempts, provider, '', '', '', '' }
 end
 -- Scheduled for later: a job that comes early (a redelivery, the sweeper)
 -- is not an attempt; it is put back until the operation is due.
 if status == 'scheduled' and state[9] and tonumber(state[9]) > tonumber(now) then
-  return { 'early', state[9], status, attempts, '', '', '', '' }
+  return { 'early', state[9], status, attempts, '', '', '', '', '' }
 end
 -- A cancel asked for while an attempt was in flight, and that attempt left
 -- nothing that may have reached a provider: it ends here, cancelled. (After
@@ -82,14 +95,46 @@ if cancelRequested == '1' and status ~= 'sending' and status ~= 'in_doubt' then
   local ids = redis.call('HGET', opKey, 'journalIds')
   redis.call('HSET', opKey, 'status', 'cancelled', 'updatedAt', now, 'journalIds', ids and (ids .. ',' .. id) or id)
   redis.call('ZREM', indexKey, o.operationKey)
-  return { 'terminal', 0, 'cancelled', attempts, provider, '', '', '' }
+  return { 'terminal', 0, 'cancelled', attempts, provider, '', '', '', '' }
+end
+
+-- The recipient's suppressions and opt-outs for this channel and category,
+-- from the copy in this shard: each value is its expiry ('' for none).
+local c = o.category ~= '' and o.category or '-'
+local ch = o.channel
+local s = redis.call('HMGET', suppKey, 's|' .. ch .. '|*', 's|' .. ch .. '|' .. c, 'p|' .. ch .. '|*', 'p|' .. ch .. '|' .. c,
+  'p|*|*', 'p|*|' .. c)
+local function live(v) return v and (v == '' or tonumber(v) > tonumber(now)) end
+local stopReason = ''
+if live(s[1]) or live(s[2]) then
+  stopReason = 'recipient_suppressed'
+elseif not o.required and (live(s[3]) or live(s[4]) or live(s[5]) or live(s[6])) then
+  stopReason = 'opted_out'
+end
+if stopReason ~= '' and status ~= 'sending' and status ~= 'in_doubt' then
+  local id = journalAdd(journalKey, o.journalMinId, { type = 'suppressed', op = o.operationKey, msg = o.messageKey,
+    recipient = o.recipient, channel = o.channel, reason = stopReason, ts = now })
+  local ids = redis.call('HGET', opKey, 'journalIds')
+  local fields = { 'status', 'suppressed', 'reason', stopReason, 'updatedAt', now, 'journalIds', ids and (ids .. ',' .. id) or id }
+  if not state[7] then
+    for _, v in ipairs({ 'createdAt', now, 'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel }) do
+      fields[#fields + 1] = v
+    end
+  end
+  redis.call('HSET', opKey, unpack(fields))
+  redis.call('HDEL', opKey, 'waitingReason', 'waitingUntil', 'scheduledFor', 'scheduleReason')
+  redis.call('ZREM', indexKey, o.operationKey)
+  redis.call('ZREM', scheduledKey, o.operationKey)
+  redis.call('ZADD', suppressedKey, now, o.operationKey)
+  retain(opKey, o.retentionMs)
+  return { 'suppressed', 0, stopReason, attempts, '', '', '', '', '' }
 end
 
 local fence = string.format('%d', tonumber(state[6] or '0') + 1)
 if not redis.call('SET', lockKey, fence, 'NX', 'PX', o.leaseMs) then
   -- Held. A lock without expiry (PTTL -1) cannot happen through our scripts;
   -- it is treated as held too, never stolen.
-  return { 'conflict', redis.call('PTTL', lockKey), status, attempts, '', '', '', '' }
+  return { 'conflict', redis.call('PTTL', lockKey), status, attempts, '', '', '', '', '' }
 end
 
 attempts = attempts + 1
@@ -119,4 +164,4 @@ end
 retain(opKey, o.retentionMs)
 -- Due for a look by the sweeper once the lease ran out (the one extra command per claim).
 redis.call('ZADD', indexKey, leaseUntil, o.operationKey)
-return { 'claimed', fence, status, attempts, provider, externalId, state[5] or '', cancelRequested }
+return { 'claimed', fence, status, attempts, provider, externalId, state[5] or '', cancelRequested, stopReason }

@@ -1,0 +1,135 @@
+import type { RedisClient } from './connection';
+import { execAcrossSlots } from './cross-slot';
+import type { KeyBuilder } from './keys';
+import { decimal } from './script-options';
+import { runScript } from './scripts';
+
+/** Where a suppression came from. */
+export type SuppressionOrigin = 'bounce' | 'complaint' | 'unsubscribe' | 'operator' | 'feedback';
+
+/** One suppression: a recipient no operation of `channel` (and `category`, or all) is sent to. */
+export interface Suppression {
+  channel: string;
+  recipient: string;
+  /** Absent: every category of the channel. */
+  category?: string;
+  reason: string;
+  origin: SuppressionOrigin | string;
+  by: string;
+  at: number;
+  /** ms since the epoch; absent: until removed. */
+  expiresAt?: number;
+}
+
+/** One opt-out: a channel (absent: all) and a category (absent: all). */
+export interface OptOut {
+  channel?: string;
+  category?: string;
+}
+
+/** A recipient's suppressions and opt-outs, as the record keeps them. */
+export interface RecipientSuppressions {
+  recipient: string;
+  suppressions: Suppression[];
+  optOuts: Array<OptOut & { at: number; by: string }>;
+  /** The version of the opt-outs (0 before the first change). */
+  version: number;
+}
+
+const any = (v: string | undefined) => v ?? '*';
+const suppressionField = (s: Pick<Suppression, 'channel' | 'category'>) => `s|${s.channel}|${any(s.category)}`;
+const optOutField = (o: OptOut) => `p|${any(o.channel)}|${any(o.category)}`;
+
+/**
+ * Suppressions and opt-outs (docs/feedback.md). Each change goes to the
+ * recipient's record, then to the copy in every shard, before it returns:
+ * the claim of any operation for that recipient reads the copy in its own
+ * shard in the same step that claims (claim-8.lua), so once a change has
+ * returned, no claim after it sends to a suppressed recipient, scheduled and
+ * waiting operations included, and none needs a round trip for the check.
+ */
+export class Suppressions {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: KeyBuilder,
+    private readonly options: { retentionMs: number; now?: () => number },
+  ) {}
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  /** Adds a suppression; false when the same one existed (the first one stands). */
+  async add(entry: Omit<Suppression, 'at'> & { at?: number }): Promise<boolean> {
+    const at = entry.at ?? this.now();
+    const field = suppressionField(entry);
+    const value = JSON.stringify({ reason: entry.reason, origin: entry.origin, by: entry.by, at, ...(entry.expiresAt !== undefined ? { expiresAt: entry.expiresAt } : {}) });
+    const [changed] = (await runScript(this.redis, 'suppression-write-1', [this.keys.suppressions(entry.recipient)], { mode: 'add', field, value })) as [number, string];
+    // Written to every shard again even when it existed: a change interrupted half-way is completed by its repeat.
+    await this.copy(entry.recipient, { set: [field, entry.expiresAt === undefined ? '' : decimal(entry.expiresAt)], remove: [] });
+    await this.touch(entry.recipient, changed === 1 ? 'add' : 'add_existing', { field, by: entry.by, reason: entry.reason, origin: entry.origin });
+    return changed === 1;
+  }
+
+  /** Removes a suppression; nothing suppressed before is sent again (a removal applies to what comes next). */
+  async remove(entry: Pick<Suppression, 'channel' | 'recipient' | 'category'> & { by: string }): Promise<boolean> {
+    const field = suppressionField(entry);
+    const [changed] = (await runScript(this.redis, 'suppression-write-1', [this.keys.suppressions(entry.recipient)], { mode: 'remove', field })) as [number, string];
+    await this.copy(entry.recipient, { set: [], remove: [field] });
+    await this.touch(entry.recipient, 'remove', { field, by: entry.by });
+    return changed === 1;
+  }
+
+  /** Replaces a recipient's opt-outs (PUT semantics); returns their new version. */
+  async setOptOuts(recipient: string, optOuts: readonly OptOut[], by: string): Promise<number> {
+    const now = this.now();
+    const fields = [...new Set(optOuts.map(optOutField))];
+    const [, version, ...removed] = (await runScript(this.redis, 'suppression-write-1', [this.keys.suppressions(recipient)], {
+      mode: 'preferences',
+      optOuts: fields,
+      detail: JSON.stringify({ by, at: now }),
+    })) as [number, string, ...string[]];
+    await this.copy(recipient, { set: fields.flatMap((f) => [f, '']), remove: removed, version });
+    await this.touch(recipient, 'opt_outs', { fields: fields.join(','), by, version });
+    return Number(version);
+  }
+
+  /** A recipient's suppressions and opt-outs. */
+  async get(recipient: string): Promise<RecipientSuppressions> {
+    const h = await this.redis.hgetall(this.keys.suppressions(recipient));
+    const out: RecipientSuppressions = { recipient, suppressions: [], optOuts: [], version: Number(h.pv ?? 0) };
+    for (const [field, value] of Object.entries(h)) {
+      const [kind, channel, category] = field.split('|');
+      if (kind !== 's' && kind !== 'p') continue;
+      const detail = JSON.parse(value) as Record<string, unknown>;
+      const scope = { ...(channel && channel !== '*' ? { channel } : {}), ...(category && category !== '*' ? { category } : {}) };
+      if (kind === 's') {
+        out.suppressions.push({ channel: channel ?? '', recipient, ...scope, reason: String(detail.reason ?? ''), origin: String(detail.origin ?? ''), by: String(detail.by ?? ''), at: Number(detail.at ?? 0), ...(detail.expiresAt !== undefined ? { expiresAt: Number(detail.expiresAt) } : {}) });
+      } else {
+        out.optOuts.push({ ...scope, at: Number(detail.at ?? 0), by: String(detail.by ?? '') });
+      }
+    }
+    return out;
+  }
+
+  /** Recipients with suppressions or opt-outs, most recently changed first. */
+  async recipients(offset = 0, count = 100): Promise<string[]> {
+    return this.redis.zrevrange(this.keys.suppressionIndex(), offset, offset + count - 1);
+  }
+
+  /** The change in the copy of every shard, all sent at once (one round trip of latency). */
+  private async copy(recipient: string, change: { set: string[]; remove: string[]; version?: string }): Promise<void> {
+    await Promise.all(
+      Array.from({ length: this.keys.shards }, (_, shard) => runScript(this.redis, 'suppression-copy-1', [this.keys.suppressionCopy(shard, recipient)], change)),
+    );
+  }
+
+  /** The index (for listing) and the audit entry of a change. */
+  private async touch(recipient: string, change: string, detail: Record<string, string>): Promise<void> {
+    const now = this.now();
+    await execAcrossSlots(this.redis, [
+      (p) => p.zadd(this.keys.suppressionIndex(), now, recipient),
+      (p) => p.xadd(this.keys.suppressionAudit(), 'MINID', '~', String(now - this.options.retentionMs), '*', 'change', change, 'recipient', recipient, ...Object.entries(detail).flat()),
+    ]);
+  }
+}
