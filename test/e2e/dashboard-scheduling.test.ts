@@ -79,7 +79,8 @@ describe('GET /admin/api/scheduled', () => {
 
 describe('POST /admin/api/cancellations', () => {
   it('is refused from another origin, as a replay is, and changes nothing', async () => {
-    for (const headers of [{ origin: 'http://evil.example' }, { 'sec-fetch-site': 'cross-site' }]) {
+    const crossSite: Array<Record<string, string>> = [{ origin: 'http://evil.example' }, { 'sec-fetch-site': 'cross-site' }];
+    for (const headers of crossSite) {
       const { status, body } = await cancel({ source: 'billing', id: 'inv-9' }, headers);
       expect(status).toBe(403);
       expect(body).toMatchObject({ error: { code: 'CROSS_ORIGIN' } });
