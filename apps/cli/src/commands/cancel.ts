@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
-import { eventMessageKey, normalizeRecipient } from '@singleshot/core';
-import { Cancellations, type MessageCancel } from '@singleshot/store';
+import { eventMessageKey } from '@singleshot/core';
+import { waitReplicasOf } from '@singleshot/config';
+import { carryOutCancel, type CancelPort } from '@singleshot/intake';
+import { Cancellations, waitForReplicas } from '@singleshot/store';
 import { keysOf, loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
 import { printTable } from '../format';
 import { operatorName } from '../operator';
@@ -61,17 +63,22 @@ async function cancelCommand(opts: CancelOptions): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const recipients = opts.recipient?.length ? [...new Set(opts.recipient.map(normalizeRecipient))] : undefined;
+  const recipients = opts.recipient?.length ? opts.recipient : undefined;
   // The same identity a replay journals, marked as the CLI's.
   const who = { by: `cli:${opts.by ?? operatorName()}`, reason: opts.reason ?? '' };
   const config = loadConfigOrExit(opts.config);
   const redis = await connectForCommand(config);
   try {
-    const cancellations = new Cancellations(redis, keysOf(config), { retentionMs: retentionMsOf(config) });
-    const done: MessageCancel =
-      target.kind === 'message'
-        ? await cancellations.cancelMessage(target.messageKey, recipients, who)
-        : await cancellations.cancelByKey(target.source, target.cancellationKey, recipients, who);
+    const keys = keysOf(config);
+    const waitReplicas = waitReplicasOf(config);
+    const waitTimeoutMs = config.redis.cluster?.waitTimeoutMs ?? 1_000;
+    // As at ingest: the answer is definite only once what the cancel wrote is on a replica (a no-op on one Redis).
+    const port: CancelPort = {
+      store: new Cancellations(redis, keys, { retentionMs: retentionMsOf(config) }),
+      replicate: (messageKeys, operationKeys) =>
+        waitForReplicas(redis, [...messageKeys.map((m) => keys.message(m)), ...operationKeys.map((o) => keys.op(o))], waitReplicas, waitTimeoutMs),
+    };
+    const done = await carryOutCancel(port, target, recipients, who);
     if (opts.json) {
       console.log(JSON.stringify({ by: who.by, operations: done.operations, pending: done.pending }, null, 2));
       return;
