@@ -96,6 +96,9 @@ describe('scheduling and cancelling', () => {
     expect(res.status).toBe(202);
     const ops = [opOf('shop', 'never-1', 'd@x.test'), opOf('shop', 'never-1', 'e@x.test')];
     await waitUntil(async () => (await Promise.all(ops.map((o) => rt.operations.get(o)))).every((r) => r?.status === 'cancelled'), 'both operations to be born cancelled');
+    // Journaled with who cancelled and why, though the cancel came before the operations existed.
+    const born = await rt.operations.get(ops[0]!);
+    expect((await rt.journal.forOperation(ops[0]!, born!.journalIds))[0]?.fields).toMatchObject({ type: 'cancelled', by: 'anonymous', reason: 'order cancelled' });
     await waitForQueuesIdle(rt.queues);
     for (const o of ops) expect(sink.countFor(o)).toBe(0);
     const after = await cancel({ source: 'shop', id: 'never-1' });

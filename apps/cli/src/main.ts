@@ -5,6 +5,7 @@ import { registerJournal } from './commands/journal';
 import { registerMessages } from './commands/messages';
 import { registerQueues } from './commands/queues';
 import { registerDlq } from './commands/dlq';
+import { registerCancel } from './commands/cancel';
 import { registerLoadtest } from './commands/loadtest';
 
 const program = new Command()
@@ -27,6 +28,7 @@ registerMessages(program);
 registerJournal(program);
 registerQueues(program);
 registerDlq(program);
+registerCancel(program);
 
 // One benchmark: `npm run bench` (bench/), not a second one here.
 registerLoadtest(program);

@@ -1,6 +1,7 @@
 import type { Logger } from '@singleshot/observability';
 import type { Queues } from '@singleshot/queues';
-import type { DocumentStateStore, FeedbackStore, JournalReader, MessageStore, OperationStore, SourceRow } from '@singleshot/store';
+import type { DocumentStateStore, FeedbackStore, JournalReader, MessageStore, OperationStore, ScheduledIndex, SourceRow } from '@singleshot/store';
+import type { Cancel } from './cancel';
 import type { Replay } from './replay';
 
 /** What the admin API reads and does; narrow, so tests can hand in small pieces. */
@@ -17,5 +18,9 @@ export interface AdminApiDeps {
   feedback?: Pick<FeedbackStore, 'read'>;
   /** The configured sources with their last reports; none: `/sources` lists nothing. */
   sources?: { list(): Promise<SourceRow[]> };
+  /** Scheduled operations, soonest first; none: `/scheduled` answers 404. */
+  scheduled?: Pick<ScheduledIndex, 'soonest'>;
+  /** An operator's cancel; none: `POST /cancellations` answers 404. */
+  cancel?: Cancel;
   logger: Logger;
 }

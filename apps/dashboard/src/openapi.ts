@@ -1,3 +1,4 @@
+import { OPERATION_STATUSES } from '@singleshot/core';
 import { errorResponse, errorSchema, probePaths } from '@singleshot/observability';
 
 const hexKey = { type: 'string', pattern: '^[0-9a-f]{64}$' };
@@ -13,7 +14,8 @@ const common = {
   '500': errorResponse('Internal error'),
 };
 
-const statuses = ['pending', 'sending', 'sent', 'failed', 'in_doubt', 'dead', 'suppressed'];
+const statuses = [...OPERATION_STATUSES];
+const cancelOutcomes = ['cancelled', 'in_flight', 'already_cancelled', 'already_sent', 'already_dead', 'already_suppressed'];
 
 /**
  * The dashboard's admin JSON API (mounted at `/admin/api`) as OpenAPI 3.1,
@@ -43,6 +45,13 @@ export const ADMIN_OPENAPI = {
           lastErrorCode: { type: 'string' },
           lastError: { type: 'string' },
           replays: { type: 'integer', minimum: 0 },
+          scheduledFor: { type: 'number', description: 'A scheduled operation: when it is due (epoch ms)' },
+          scheduleReason: { enum: ['send_at', 'delay'] },
+          cancelRequested: { type: 'number', description: 'A cancel came during an attempt (epoch ms): it ends sent or cancelled, never sent anew' },
+          cancelReason: { type: 'string' },
+          cancelledBy: { type: 'string' },
+          waitingReason: { type: 'string', description: '`breaker_open`, `quiet_hours`: waiting unclaimed, not an attempt' },
+          waitingUntil: { type: 'number' },
           journalIds: { type: 'array', items: { type: 'string' } },
         },
       },
@@ -163,6 +172,59 @@ export const ADMIN_OPENAPI = {
           '404': errorResponse('No such operation (code `NOT_FOUND`)'),
           '409': errorResponse('Still in progress (code `NOT_REPLAYABLE`)'),
           ...common,
+        },
+      },
+    },
+    '/admin/api/scheduled': {
+      get: {
+        tags: ['scheduling'],
+        summary: 'Scheduled operations, soonest due first, with why they wait',
+        parameters: [{ name: 'limit', in: 'query', schema: { type: 'string', pattern: '^[0-9]+$' } }],
+        responses: {
+          '200': json(
+            {
+              type: 'object',
+              required: ['total', 'limit', 'scheduled'],
+              properties: {
+                total: { type: 'integer', minimum: 0 },
+                limit: { type: 'integer' },
+                scheduled: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['operationKey', 'dueAt', 'reason', 'status'],
+                    properties: { operationKey: hexKey, dueAt: { type: 'number' }, reason: { enum: ['send_at', 'delay', null] }, messageKey: { type: ['string', 'null'] }, recipient: { type: ['string', 'null'] }, channel: { type: ['string', 'null'] }, status: { enum: [...statuses, null] } },
+                  },
+                },
+              },
+            },
+            'Scheduled operations',
+          ),
+          ...common,
+        },
+      },
+    },
+    '/admin/api/cancellations': {
+      post: {
+        tags: ['scheduling'],
+        summary: 'Cancel an event, some of its recipients, or every event of a cancellation key (the body of ingest\'s POST /v1/cancellations)',
+        responses: {
+          '200': json(
+            {
+              type: 'object',
+              required: ['operations', 'pending', 'by'],
+              properties: {
+                operations: { type: 'array', items: { type: 'object', required: ['operationKey', 'recipient', 'channel', 'outcome'], properties: { operationKey: hexKey, recipient: { type: 'string' }, channel: { type: 'string' }, outcome: { enum: cancelOutcomes } } } },
+                pending: { type: 'boolean' },
+                by: { type: 'string' },
+              },
+            },
+            'What the cancel did to each operation; pending: operations still to come are born cancelled',
+          ),
+          '503': errorResponse('Redis did not confirm (code `STORE_UNAVAILABLE`); retry, a cancel is idempotent'),
+          ...common,
+          '400': errorResponse('Invalid body (`INVALID_REQUEST`), or no target or several (`INVALID_CANCELLATION`)'),
+          '403': errorResponse('From another origin (code `CROSS_ORIGIN`): the same guard as a replay'),
         },
       },
     },

@@ -1,12 +1,13 @@
 import type { Config } from '@singleshot/config';
 import { listen } from '@singleshot/http';
 import { defaultReady, type Runtime } from '@singleshot/runtime';
-import { FeedbackStore, SourceStatusStore, sourceRows } from '@singleshot/store';
+import { FeedbackStore, ScheduledIndex, SourceStatusStore, sourceRows } from '@singleshot/store';
 import { createDashboardApp } from './app';
 import { assertSafeBinding, credentialsOf, type DashboardCredentials } from './auth';
 import { BOARD_PATH } from './board';
 import { generateLoginToken } from './login-token';
 import { runtimeReplay, type Replay } from './replay';
+import { runtimeCancel } from './cancel';
 
 export interface DashboardOptions {
   /** Default `dashboard.port` (`DASHBOARD_PORT`); 0 picks a free one. */
@@ -56,10 +57,18 @@ export async function startDashboard(rt: Runtime, options: DashboardOptions = {}
   }
   const logger = rt.logger.child({ component: 'dashboard' });
   const replay = runtimeReplay({ redis: rt.redis, keys: rt.keys, queues: rt.queues, retentionMs: rt.retentionMs, metrics: rt.metrics, logger });
+  const cancel = runtimeCancel(
+    {
+      store: rt.cancellations,
+      replicate: (messageKeys, operationKeys) => rt.replicate(rt.redis, [...messageKeys.map((m) => rt.keys.message(m)), ...operationKeys.map((o) => rt.keys.op(o))]),
+    },
+    { metrics: rt.metrics, logger },
+  );
+  const scheduled = new ScheduledIndex(rt.redis, rt.keys);
   const sourceStatus = new SourceStatusStore(rt.redis, rt.keys);
   const sources = { list: async () => sourceRows(rt.config.sources, rt.config.sources.length > 0 ? await sourceStatus.read() : new Map(), Date.now()) };
   const app = createDashboardApp({
-    api: { operations: rt.operations, messages: rt.messages, journal: rt.journal, queues: rt.queues, replay, documents: rt.documents, feedback: new FeedbackStore(rt.redis, rt.keys, { retentionMs: rt.retentionMs }), sources, logger },
+    api: { operations: rt.operations, messages: rt.messages, journal: rt.journal, queues: rt.queues, replay, documents: rt.documents, feedback: new FeedbackStore(rt.redis, rt.keys, { retentionMs: rt.retentionMs }), sources, scheduled, cancel, logger },
     queues: rt.queues,
     credentials,
     allowedOrigins,

@@ -42,7 +42,11 @@ export interface DecideDeps {
    * when the message was decided before; `cancelled` is the tombstone of a
    * cancel that came first (MessageStore.recordDecision).
    */
-  recordDecision(messageKey: string, operations: Array<{ operationKey: string; target: string }>, extraRetentionMs?: number): Promise<{ first: boolean; cancelled?: Tombstone }>;
+  recordDecision(
+    messageKey: string,
+    operations: Array<{ operationKey: string; target: string }>,
+    extraRetentionMs?: number,
+  ): Promise<{ first: boolean; cancelled?: Tombstone; cancelledBy?: { by: string; reason: string } }>;
   /** Cancels and schedules (send-at, a route's delay); without them every operation goes now. */
   lifecycle?: LifecycleDeps;
   logger: Logger;
@@ -220,12 +224,12 @@ export async function decide(data: DecideJobData, deps: DecideDeps): Promise<Dec
   // operations again (idempotent by key).
   await joinCancellationKey(data, deps.lifecycle);
   const planned = [...jobs, ...invalid.map((i) => i.job)];
-  const { first, cancelled } = await deps.recordDecision(
+  const { first, cancelled, cancelledBy } = await deps.recordDecision(
     data.messageKey,
     planned.map((j) => ({ operationKey: j.operationKey, target: `${j.channel}:${j.recipient}` })),
     keepFor(data, deps.lifecycle, jobs),
   );
-  const settled = await settle(data, jobs, cancelled, deps.lifecycle);
+  const settled = await settle(data, jobs, cancelled, deps.lifecycle, cancelledBy);
   // Renders first: a delivery that finds no document state waits for a render
   // that is already queued, never for one that a crash here would lose.
   if (renders.length > 0) {

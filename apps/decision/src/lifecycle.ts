@@ -52,7 +52,13 @@ export interface Settled {
  * born cancelled (journaled, never enqueued); operations due later are
  * created `scheduled` and enqueued with their delay; the rest go now.
  */
-export async function settle(data: DecideJobData, jobs: DeliverJobData[], tombstone: Tombstone | undefined, deps: LifecycleDeps | undefined): Promise<Settled> {
+export async function settle(
+  data: DecideJobData,
+  jobs: DeliverJobData[],
+  tombstone: Tombstone | undefined,
+  deps: LifecycleDeps | undefined,
+  cancelledBy: CancelBy = { by: 'cancel', reason: '' },
+): Promise<Settled> {
   const settled: Settled = { now: [], later: [], cancelled: 0 };
   if (!deps) {
     settled.now = jobs;
@@ -70,8 +76,7 @@ export async function settle(data: DecideJobData, jobs: DeliverJobData[], tombst
     else settled.now.push(job);
   }
   if (cancelled.length > 0) {
-    const who: CancelBy = { by: 'cancel', reason: 'cancelled before the decision' };
-    await Promise.all(cancelled.map((job) => deps.cancellations.cancelOperation(job, who)));
+    await Promise.all(cancelled.map((job) => deps.cancellations.cancelOperation(job, cancelledBy)));
     settled.cancelled = cancelled.length;
     deps.onCancelled?.(cancelled.length);
   }

@@ -1,7 +1,6 @@
 import type { Logger, Metrics } from '@singleshot/observability';
 import type { Runtime } from '@singleshot/runtime';
-import type { Acceptor } from '@singleshot/intake';
-import type { Cancellations } from '@singleshot/store';
+import type { Acceptor, CancelPort } from '@singleshot/intake';
 import type { IngestCounters } from './counters';
 import type { ProducerAuth } from './producer-auth';
 
@@ -28,13 +27,6 @@ export interface IngestContext {
    * routes keep their name, anything else is `other` (labels must stay bounded).
    */
   sourceLabel(source: string): string;
-}
-
-/** What the cancellations route needs: the compare-and-sets, and a replica wait for what they wrote. */
-export interface CancelPort {
-  store: Pick<Cancellations, 'cancelMessage' | 'cancelByKey'>;
-  /** Resolves once the writes to these messages' and operations' slots are on a replica (a no-op on a single Redis). */
-  replicate(messageKeys: readonly string[], operationKeys: readonly string[]): Promise<void>;
 }
 
 /**

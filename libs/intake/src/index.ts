@@ -2,3 +2,4 @@ export * from './accept';
 export * from './deadlines';
 export * from './errors';
 export * from './acceptance-keys';
+export * from './cancellation';

@@ -52,7 +52,6 @@ export class ActiveIndex {
     await this.redis.zrem(this.keys.activeIndexOf(operationKey), operationKey);
   }
 
-  /** Operations currently committed `in_doubt`, over every shard. */
   /** Operations scheduled for later, over every shard's scheduled index (op-schedule-5.lua). */
   async scheduledCount(): Promise<number> {
     const results = await execAcrossSlots(this.redis, this.keys.allScheduledIndexes().map((key) => (p) => p.zcard(key)));
@@ -62,6 +61,7 @@ export class ActiveIndex {
     }, 0);
   }
 
+  /** Operations currently committed `in_doubt`, over every shard. */
   async inDoubtCount(): Promise<number> {
     const results = await execAcrossSlots(this.redis, this.keys.allActiveIndexes().map((key) => (p) => p.zcount(key, '-inf', '(0')));
     return results.reduce((sum, [err, n]) => {

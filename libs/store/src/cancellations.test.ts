@@ -114,7 +114,7 @@ describe('cancel against the decision', () => {
   it('a cancel before the decision: pending, and the decision reads its tombstone', async () => {
     const msg = fresh();
     expect(await cancels.cancelMessage(msg, undefined, who)).toEqual({ operations: [], pending: true, first: true });
-    expect(await messages.recordDecision(msg, [{ operationKey: fresh(), target: 'email:a@example.com' }])).toEqual({ first: true, cancelled: '*' });
+    expect(await messages.recordDecision(msg, [{ operationKey: fresh(), target: 'email:a@example.com' }])).toEqual({ first: true, cancelled: '*', cancelledBy: who });
   });
 
   it('a decision before the cancel: the cancel finds each recorded operation, and a subset only its recipients', async () => {

@@ -9,6 +9,7 @@ export * from './message-store';
 export * from './journal';
 export * from './rate-limiter';
 export * from './active-index';
+export * from './scheduled-index';
 export * from './mutex';
 export * from './operation-replay';
 export * from './imap-cursor-store';

@@ -32,6 +32,8 @@ export interface DecisionRecord {
   first: boolean;
   /** A cancel came first: every recipient (`'*'`) or these. */
   cancelled?: Tombstone;
+  /** Who cancelled first, and why (journaled with each operation born cancelled). */
+  cancelledBy?: { by: string; reason: string };
 }
 
 /** The recipients a cancel covers: all of them, or these (normalized). */
@@ -105,14 +107,14 @@ export class MessageStore {
    * of some recipients matches on.
    */
   async recordDecision(messageKey: string, operations: ReadonlyArray<{ operationKey: string; target: string }>, extraRetentionMs = 0): Promise<DecisionRecord> {
-    const [first, cancelled] = (await runScript(this.redis, 'message-decided-1', [this.keys.message(messageKey)], {
+    const [first, cancelled, by, reason] = (await runScript(this.redis, 'message-decided-1', [this.keys.message(messageKey)], {
       now: decimal(this.now()),
       operationKeys: operations.map((o) => o.operationKey),
       targets: operations.map((o) => o.target),
       // A message whose operations are scheduled stays cancellable until they are due, and the retention past that.
       retentionMs: decimal(this.options.retentionMs + Math.max(0, extraRetentionMs)),
-    })) as [number, string | null];
-    return { first: first === 1, ...(cancelled ? { cancelled: parseTombstone(cancelled) } : {}) };
+    })) as [number, string | null, string, string];
+    return { first: first === 1, ...(cancelled ? { cancelled: parseTombstone(cancelled), cancelledBy: { by, reason } } : {}) };
   }
 
   async get(messageKey: string): Promise<MessageRecord | null> {

@@ -73,6 +73,17 @@ export interface OperationRecord {
   /** Set while it waits without a claim (every provider behind an open breaker): why, and until when. */
   waitingReason?: string;
   waitingUntil?: number;
+  /** A `scheduled` operation: when it is due (ms), and why it waits (`send_at`, `delay`); gone once claimed. */
+  scheduledFor?: number;
+  scheduleReason?: string;
+  /**
+   * A cancel came while an attempt was in flight (ms): the holder's commit or
+   * the next claim ends it sent or cancelled, never sent anew.
+   */
+  cancelRequested?: number;
+  /** Why and by whom it was cancelled (also while `cancelRequested`). */
+  cancelReason?: string;
+  cancelledBy?: string;
   journalIds: string[];
 }
 
@@ -128,6 +139,12 @@ export function decodeOperation(operationKey: string, h: Record<string, string>,
     waitingSince: num(h.waitingSince),
     waitingReason: str(h.waitingReason),
     waitingUntil: num(h.waitingUntil),
+    scheduledFor: num(h.scheduledFor),
+    scheduleReason: str(h.scheduleReason),
+    cancelRequested: num(h.cancelRequested),
+    // The producer's reason may be empty: only who cancelled says a cancel happened.
+    cancelReason: h.cancelledBy === undefined ? undefined : (h.cancelReason ?? ''),
+    cancelledBy: str(h.cancelledBy),
     journalIds: h.journalIds ? h.journalIds.split(',') : [],
   };
 }

@@ -1,5 +1,4 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { hostname, userInfo } from 'node:os';
 import { keyArgument } from '../key-arg';
 import type { RedisClient } from '@singleshot/store';
 import type { Config } from '@singleshot/config';
@@ -16,6 +15,7 @@ import { JournalReader, OperationStore } from '@singleshot/store';
 import { keysOf, loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
 import { formatTime, printTable } from '../format';
 import { connectForCommand } from './queues';
+import { operatorName } from '../operator';
 
 interface DlqContext extends ReplayDeps {
   config: Config;
@@ -52,14 +52,6 @@ function operationKeyArg(value: string): string {
   const key = value.trim().toLowerCase();
   if (!OPERATION_KEY.test(key)) throw new InvalidArgumentError(`"${value}" is not an operation key (64 hex digits)`);
   return key;
-}
-
-function defaultBy(): string {
-  try {
-    return `${userInfo().username}@${hostname()}`;
-  } catch {
-    return `unknown@${hostname()}`;
-  }
 }
 
 function short(text: string | undefined, max = 60): string {
@@ -181,7 +173,7 @@ async function replayCommand(ids: string[], opts: ReplayOptions): Promise<void> 
       else console.log(opts.suppressed ? 'no suppressed operations to replay' : 'no dead operations to replay');
       return;
     }
-    const who = { by: opts.by ?? defaultBy(), via: 'cli' };
+    const who = { by: opts.by ?? operatorName(), via: 'cli' };
     const results = await replayMany(keys, who, ctx, (r) => {
       if (opts.json) return;
       const [label, detail] = describeResult(r);

@@ -1,7 +1,20 @@
 import type { Command } from 'commander';
+import type { MessageRecord } from '@singleshot/store';
 import { formatTime, printTable } from '../format';
 import { keyArgument } from '../key-arg';
+import { statusText } from '../lifecycle-rows';
 import { withStores } from './ops';
+
+/**
+ * A message's cancel tombstone in one cell: which recipients, when, by whom
+ * and why (the first cancel's); operations its decision makes later are born
+ * cancelled for those recipients.
+ */
+function tombstoneText(cancelled: MessageRecord['cancelled']): string {
+  if (!cancelled) return '';
+  const whom = cancelled.recipients === '*' ? 'every recipient' : cancelled.recipients.join(', ');
+  return `${whom}, at ${formatTime(cancelled.at)} by ${cancelled.by}${cancelled.reason ? `: ${cancelled.reason}` : ''}`;
+}
 
 /** `singleshot messages show KEY`: one message (every arrival of one event) and the operations it fanned out to. */
 export function registerMessages(program: Command): void {
@@ -36,6 +49,7 @@ export function registerMessages(program: Command): void {
           ['last arrival', formatTime(message.lastArrivalAt)],
           ['queued', formatTime(message.queuedAt)],
           ['decided', message.decidedAt === undefined ? 'not yet' : formatTime(message.decidedAt)],
+          ['cancelled', tombstoneText(message.cancelled)],
         ]);
         if (ops.length === 0) {
           console.log(message.decidedAt === undefined ? '\nno operations yet (not decided)' : '\nno operations (no route matched, or no recipients)');
@@ -47,7 +61,7 @@ export function registerMessages(program: Command): void {
           ...ops.map(({ operationKey, record }) => [
             operationKey,
             // Decided, but no delivery worker has claimed it yet.
-            record?.status ?? 'unclaimed',
+            record ? statusText(record) : 'unclaimed',
             record?.recipient ?? '',
             record?.channel ?? '',
             record?.provider ?? '',

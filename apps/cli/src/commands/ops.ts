@@ -4,6 +4,7 @@ import { connectForCommand } from './queues';
 import { keysOf, loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
 import { formatTime, printTable } from '../format';
 import { keyArgument } from '../key-arg';
+import { lifecycleRows, statusText } from '../lifecycle-rows';
 
 /** Read-only access to the stores, for operator commands. */
 export async function withStores<T>(
@@ -84,7 +85,7 @@ export function registerOps(program: Command): void {
         for (const { operation, history, journal: entries, document: waitingOn, feedback: delivery } of shown) {
           console.log(`\noperation ${operation.operationKey}`);
           printTable([
-            ['status', operation.waitingFor ? `${operation.status}, waiting for ${operation.waitingFor} since ${formatTime(operation.waitingSince)}` : operation.status],
+            ['status', operation.waitingFor ? `${operation.status}, waiting for ${operation.waitingFor} since ${formatTime(operation.waitingSince)}` : statusText(operation)],
             ['recipient', `${operation.recipient ?? ''} (${operation.channel ?? ''})`],
             ['message', operation.messageKey ?? ''],
             ['attempts', String(operation.attempts)],
@@ -95,6 +96,7 @@ export function registerOps(program: Command): void {
             ['last error', operation.lastErrorCode ? `${operation.lastErrorCode}: ${operation.lastError ?? ''}` : ''],
             ['updated', formatTime(operation.updatedAt)],
             ['waiting', operation.waitingReason ? `${operation.waitingReason} until ${formatTime(operation.waitingUntil)} (not an attempt)` : ''],
+            ...lifecycleRows(operation),
           ]);
           if (waitingOn) {
             console.log(`waiting for document ${waitingOn.documentKey}:`);
@@ -106,7 +108,7 @@ export function registerOps(program: Command): void {
           }
           if (entries.length) {
             console.log('journal:');
-            printTable(entries.map((e) => [e.id, e.type, e.fields.provider ?? '', e.fields.extId ?? '', e.fields.reason ?? '']));
+            printTable(entries.map((e) => [e.id, e.type, e.fields.provider ?? '', e.fields.extId ?? '', e.fields.by ?? '', e.fields.reason ?? '']));
           }
           if (delivery) {
             // Provider feedback, in arrival order (docs/feedback.md); the summary only moves forward.

@@ -1,6 +1,6 @@
 --[[
   Cancel one operation: the same compare-and-set on the operation's state that
-  claim-6.lua makes, so an operation is either cancelled or claimed, never
+  claim-8.lua makes, so an operation is either cancelled or claimed, never
   both, and the caller learns which.
 
   Input:

@@ -146,7 +146,7 @@ if state[7] then
   redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
     'leaseUntil', leaseUntil, 'updatedAt', now)
 else
-  -- The first claim (mark-waiting-1.lua or op-wait-2.lua may have created the hash before).
+  -- The first claim (mark-waiting-2.lua, op-wait-2.lua or op-schedule-5.lua may have created the hash before).
   redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
     'leaseUntil', leaseUntil, 'updatedAt', now, 'createdAt', now,
     'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel)
@@ -155,7 +155,7 @@ else
     retain(dataKey, o.retentionMs)
   end
 end
--- No longer waiting (mark-waiting-1.lua) or scheduled (op-schedule-5.lua): it is being attempted.
+-- No longer waiting (mark-waiting-2.lua) or scheduled (op-schedule-5.lua): it is being attempted.
 if state[8] then redis.call('HDEL', opKey, 'waitingReason', 'waitingUntil') end
 if state[9] then
   redis.call('HDEL', opKey, 'scheduledFor', 'scheduleReason')

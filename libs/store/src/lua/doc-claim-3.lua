@@ -1,6 +1,6 @@
 --[[
   Claim a document's render operation before generating it: the document's own
-  lock and fence, the same protocol as claim-5.lua for deliveries.
+  lock and fence, the same protocol as claim-8.lua for deliveries.
 
   Input:
     KEYS[1] document state hash

@@ -23,8 +23,9 @@
       retentionMs    record expiry
 
   Output:
-    { first (1|0), cancelled }
-    cancelled is false, '*' (every recipient) or a JSON array of recipients
+    { first (1|0), cancelled, cancelledBy, cancelReason }
+    cancelled is false, '*' (every recipient) or a JSON array of recipients;
+    who cancelled and why, for the journal entries of the operations born cancelled
 
   One script instead of MULTI: on a connection that also carries BullMQ's
   scripts, ioredis's multi() copies every script onto each transaction object,
@@ -44,4 +45,5 @@ if #ops > 0 then
   redis.call('HSET', key, unpack(args))
   retain(key, o.retentionMs)
 end
-return { first, redis.call('HGET', key, 'cancelRecipients') }
+local t = redis.call('HMGET', key, 'cancelRecipients', 'cancelledBy', 'cancelReason')
+return { first, t[1], t[2] or '', t[3] or '' }
