@@ -6,6 +6,8 @@ import type { DecideJobData } from '@singleshot/core';
  * or foreign producer that does not match is poison and goes to the DLQ at once.
  */
 const hexKey = z.string().regex(/^[0-9a-f]{64}$/, 'expected a 64-hex key');
+/** A job's W3C `traceparent` (libs/tracing); a malformed one starts a new trace, so it is only bounded here. */
+const traceField = z.string().max(128).optional();
 
 export const eventInputSchema = z.object({
   kind: z.literal('event'),
@@ -37,6 +39,7 @@ export const decideJobSchema = z.object({
   firstArrivalAt: z.number().int().positive(),
   via: z.string().min(1),
   input: z.discriminatedUnion('kind', [eventInputSchema, mailInputSchema]),
+  trace: traceField,
 });
 
 /**
@@ -63,6 +66,7 @@ export const deliverJobSchema = z.object({
   documents: z.array(z.object({ name: z.string().min(1), documentKey: hexKey })).optional(),
   data: z.record(z.string(), z.unknown()),
   firstArrivalAt: z.number().int().positive(),
+  trace: traceField,
 });
 
 /**
@@ -86,6 +90,7 @@ export const renderJobSchema = z.object({
   context: z.record(z.string(), z.unknown()),
   createdAt: z.number().int().positive(),
   dependents: z.array(hexKey),
+  trace: traceField,
 });
 
 export const attemptRecordSchema = z.object({
