@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import pino from 'pino';
-import { logTraceFields } from '@singleshot/tracing';
+import { NO_TRACE_FIELDS, logTraceFields } from '@singleshot/tracing';
 import { chooseLogFormat, logTransport } from './log-format';
 
 /** pino's logger. Callers derive per-job loggers with `logger.child({ operationKey, messageKey, jobId, attempt })`. */
@@ -70,6 +70,8 @@ export function createLogger(options: CreateLoggerOptions): Logger {
     redact: { paths: [...REDACT_PATHS], censor: REDACTED },
     // `trace_id` and `span_id` of the active span when tracing is on; one check and a shared empty object when off.
     mixin: logTraceFields,
+    // pino's default merge writes the line's fields into the mixin's object: the shared empty one must stay untouched.
+    mixinMergeStrategy: (mergeObject, mixinObject) => (mixinObject === NO_TRACE_FIELDS ? mergeObject : Object.assign(mixinObject, mergeObject)),
   };
   const destination = options.destination ?? stdoutTransport();
   return destination ? pino(config, destination) : pino(config);

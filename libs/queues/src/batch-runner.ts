@@ -144,8 +144,10 @@ export class BatchRunner<T, R> {
     }
     const member = parsed.data as T;
     const before = handler.owners?.([member], job.queueQualifiedName);
-    const result = tracingOn() ? await this.runTraced(member, job) : await handler.run(member);
-    this.ended(job, member, result);
+    // Traced, the member's line is written inside its span (trace_id, span_id).
+    const traced = tracingOn();
+    const result = traced ? await this.runTraced(member, job) : await handler.run(member);
+    if (!traced) this.ended(job, member, result);
     // The member's commit must be on a replica before the job completes or
     // moves: a failover could otherwise take the ending with it. Throws →
     // BullMQ retries the job.
@@ -224,7 +226,7 @@ export class BatchRunner<T, R> {
       // A member's run always resolves to its result (only `invalid` may resolve to undefined).
       const ended = result.value as R;
       count(outcome, handler.kindOf(ended));
-      this.ended(job, member, ended);
+      if (!batchSpan) this.ended(job, member, ended);
       const again = handler.againAfterMs(ended);
       if (again !== undefined) {
         outcome.followUps++;
@@ -241,7 +243,8 @@ export class BatchRunner<T, R> {
 
   /**
    * A member's run in its own span, a child of the `trace` it carries
-   * (libs/tracing job-spans.ts); only when tracing is on.
+   * (libs/tracing job-spans.ts), its `info` line written inside it; only when
+   * tracing is on.
    */
   private runTraced(member: T, job: RunnerJob, batchSpan?: SpanRef): Promise<R> {
     const { handler } = this;
@@ -251,7 +254,11 @@ export class BatchRunner<T, R> {
       handler.queue,
       typeof fields.trace === 'string' ? fields.trace : undefined,
       { [`singleshot.${this.kind.keyField === 'messageKey' ? 'message_key' : 'operation_key'}`]: typeof key === 'string' ? key : undefined, 'singleshot.job_id': String(job.id), 'singleshot.job_attempt': job.attemptsMade },
-      () => handler.run(member),
+      async () => {
+        const result = await handler.run(member);
+        this.ended(job, member, result);
+        return result;
+      },
       (result) => handler.kindOf(result),
       batchSpan,
     );

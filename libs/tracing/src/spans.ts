@@ -25,16 +25,18 @@ export function currentTraceparent(): string | undefined {
   return tracingImpl()?.activeTraceparent();
 }
 
-const NO_FIELDS: Readonly<Record<string, never>> = Object.freeze({});
+/** What logTraceFields returns when no span is active: one frozen object, never written to. */
+export const NO_TRACE_FIELDS: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
  * `trace_id` and `span_id` of the active span, for every log line (pino's
- * `mixin`); one shared empty object when tracing is off or no span is active.
+ * `mixin`, with a merge that leaves NO_TRACE_FIELDS alone); the shared
+ * NO_TRACE_FIELDS when tracing is off or no span is active.
  */
 export function logTraceFields(): Readonly<Record<string, string>> {
   const impl = tracingImpl();
-  if (!impl) return NO_FIELDS;
-  return impl.activeIds() ?? NO_FIELDS;
+  if (!impl) return NO_TRACE_FIELDS;
+  return impl.activeIds() ?? NO_TRACE_FIELDS;
 }
 
 /** Sets attributes on the active span; a no-op when tracing is off (check `tracingOn()` before building `attributes` on a hot path). */
