@@ -6,6 +6,7 @@ import { registerMessages } from './commands/messages';
 import { registerQueues } from './commands/queues';
 import { registerDlq } from './commands/dlq';
 import { registerLoadtest } from './commands/loadtest';
+import { registerStory } from './commands/story';
 
 const program = new Command()
   .name('singleshot')
@@ -27,6 +28,7 @@ registerMessages(program);
 registerJournal(program);
 registerQueues(program);
 registerDlq(program);
+registerStory(program);
 
 // One benchmark: `npm run bench` (bench/), not a second one here.
 registerLoadtest(program);

@@ -5,7 +5,7 @@ import type { Replay } from './replay';
 
 /** What the admin API reads and does; narrow, so tests can hand in small pieces. */
 export interface AdminApiDeps {
-  operations: Pick<OperationStore, 'get' | 'history'>;
+  operations: Pick<OperationStore, 'get' | 'history' | 'storedJob'>;
   messages: Pick<MessageStore, 'get'>;
   journal: Pick<JournalReader, 'range' | 'forOperation'>;
   /** The DLQ (`dead`): records are listed and looked up, never consumed. */
@@ -15,5 +15,7 @@ export interface AdminApiDeps {
   documents?: Pick<DocumentStateStore, 'waiting' | 'get'>;
   /** The configured sources with their last reports; none: `/sources` lists nothing. */
   sources?: { list(): Promise<SourceRow[]> };
+  /** The configured routes (the story page names an operation's route by them). */
+  routes?: ReadonlyArray<{ name: string; action: string; channel: string }>;
   logger: Logger;
 }

@@ -59,7 +59,7 @@ export async function startDashboard(rt: Runtime, options: DashboardOptions = {}
   const sourceStatus = new SourceStatusStore(rt.redis, rt.keys);
   const sources = { list: async () => sourceRows(rt.config.sources, rt.config.sources.length > 0 ? await sourceStatus.read() : new Map(), Date.now()) };
   const app = createDashboardApp({
-    api: { operations: rt.operations, messages: rt.messages, journal: rt.journal, queues: rt.queues, replay, documents: rt.documents, sources, logger },
+    api: { operations: rt.operations, messages: rt.messages, journal: rt.journal, queues: rt.queues, replay, documents: rt.documents, sources, routes: rt.config.routes, logger },
     queues: rt.queues,
     credentials,
     allowedOrigins,

@@ -15,7 +15,7 @@ import {
 import { recipientKindOf } from '@singleshot/providers';
 import { waitReplicasOf } from '@singleshot/config';
 import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/runtime';
-import { annotateActive, stampTrace, tracingOn } from '@singleshot/tracing';
+import { annotateActive, currentTraceparent, stampTrace, tracingOn } from '@singleshot/tracing';
 import { decide, type DecideOutcome } from './decide';
 import { routeMatches } from './route-match';
 
@@ -72,7 +72,8 @@ export function startDecision(rt: Runtime): DecisionApp {
       await enqueueRenders(rt.queues.render, jobs);
       if (replicated) await rt.replicate(rt.redis, [rt.keys.queuePrefix], before);
     },
-    markDecided: (messageKey: string, ops: string[]) => rt.messages.markDecided(messageKey, ops),
+    // Traced: the decision's traceparent goes with it (the story page's trace id).
+    markDecided: (messageKey: string, ops: string[]) => rt.messages.markDecided(messageKey, ops, tracingOn() ? currentTraceparent() : undefined),
     logger,
     metrics: rt.metrics,
     // Mail providers take addresses, twilio-sms E.164 numbers, slack conversation or user ids; the others (http, log) any text.

@@ -19,8 +19,12 @@ export interface MessageRecord {
   firstVia?: string;
   arrivals: number;
   via: Record<string, number>;
+  /** The first arrival through each channel (ms), where the record has it (records of this version on). */
+  viaFirstAt: Record<string, number>;
   queuedAt?: number;
   decidedAt?: number;
+  /** The first decision's W3C traceparent, when it was traced. */
+  trace?: string;
   operations: string[];
 }
 
@@ -59,8 +63,9 @@ export class MessageStore {
   }
 
   /**
-   * Records the decision: the operations it fanned out to. True only for the
-   * first decision of this message; a redelivered decide job gets false.
+   * Records the decision: the operations it fanned out to (and, traced, the
+   * decision's traceparent). True only for the first decision of this
+   * message; a redelivered decide job gets false.
    *
    * Each operation key is a field of the message record (value empty): an
    * operation key is 64 hex digits, which fits the compact (listpack) hash
@@ -68,11 +73,12 @@ export class MessageStore {
    * its own cost about 430 per message. A redelivered decision adds the same
    * fields again, a union as the set's SADD was.
    */
-  async markDecided(messageKey: string, operationKeys: string[]): Promise<boolean> {
+  async markDecided(messageKey: string, operationKeys: string[], trace?: string): Promise<boolean> {
     const first = await runScript(this.redis, 'message-decided-1', [this.keys.message(messageKey)], {
       now: decimal(this.now()),
       operationKeys,
       retentionMs: decimal(this.options.retentionMs),
+      ...(trace === undefined ? {} : { trace }),
     });
     return first === 1;
   }
@@ -85,9 +91,11 @@ export class MessageStore {
     ]);
     if (!h || Object.keys(h).length === 0) return null;
     const via: Record<string, number> = {};
+    const viaFirstAt: Record<string, number> = {};
     const operations = new Set(formerOps);
     for (const [field, value] of Object.entries(h)) {
       if (field.startsWith('via:')) via[field.slice(4)] = Number(value);
+      else if (field.startsWith('at:')) viaFirstAt[field.slice(3)] = Number(value);
       else if (isOperationField(field)) operations.add(field);
     }
     const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
@@ -98,8 +106,10 @@ export class MessageStore {
       firstVia: h.firstVia,
       arrivals: Number(h.arrivals ?? 0),
       via,
+      viaFirstAt,
       queuedAt: num(h.queuedAt),
       decidedAt: num(h.decidedAt),
+      ...(h.trace ? { trace: h.trace } : {}),
       operations: [...operations].sort(),
     };
   }

@@ -57,7 +57,7 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
   'index-touch-1': { operationKey: 'k', dueAt: '1' },
   'mark-waiting-1': { reason: 'breaker_open', untilMs: '1', retentionMs: '1' },
   'message-arrive-1': { now: '1', via: 'api', retentionMs: '1' },
-  'message-decided-1': { now: '1', operationKeys: ['a'], retentionMs: '1' },
+  'message-decided-1': { now: '1', operationKeys: ['a'], retentionMs: '1', trace: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' },
   'mutex-acquire-1': { owner: 'w', leaseMs: '1' },
   'mutex-release-1': { owner: 'w' },
   'rate-limit-1': { now: '1', windowStart: '0', windowMs: '1', max: 1, operationKey: 'k', force: false },

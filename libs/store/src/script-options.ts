@@ -83,7 +83,8 @@ export interface ScriptOptions {
   'index-touch-1': { operationKey: string; dueAt: Decimal };
   'mark-waiting-1': { reason: string; untilMs: Decimal; retentionMs: Decimal };
   'message-arrive-1': { now: Decimal; via: string; retentionMs: Decimal };
-  'message-decided-1': { now: Decimal; operationKeys: string[]; retentionMs: Decimal };
+  /** trace: the decision's W3C traceparent, only when tracing is on (the story page shows its trace id). */
+  'message-decided-1': { now: Decimal; operationKeys: string[]; retentionMs: Decimal; trace?: string };
   'mutex-acquire-1': { owner: string; leaseMs: Decimal };
   'mutex-release-1': { owner: string };
   /** windowStart = now - windowMs: entries at or before it have left the window. */

@@ -10,6 +10,7 @@
       now            ms
       operationKeys  the message's operation keys (each a field, value empty)
       retentionMs    record expiry
+      trace          optional: the decision's W3C traceparent (tracing on), kept with the first decision
 
   Output:
     1 for the first decision, else 0
@@ -22,6 +23,7 @@
 local key = KEYS[1]
 local o = cjson.decode(ARGV[1])
 local first = redis.call('HSETNX', key, 'decidedAt', o.now)
+if first == 1 and type(o.trace) == 'string' then redis.call('HSET', key, 'trace', o.trace) end
 local ops = o.operationKeys
 if #ops > 0 then
   local args = {}
