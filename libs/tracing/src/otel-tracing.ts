@@ -7,7 +7,6 @@ import {
   trace,
   type Context,
   type Span,
-  type Tracer,
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
