@@ -12,7 +12,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from '@opentelemetry/sdk-trace';
+import { BatchSpanProcessor, ParentBasedSampler, SimpleSpanProcessor, TraceIdRatioBasedSampler, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { SpanAttributes, SpanOptions, SpanRef, TracingImpl } from './tracing-api';
 
@@ -23,6 +23,8 @@ export interface OtelTracingOptions {
   /** The traces URL; undefined: the exporter reads `OTEL_EXPORTER_OTLP_*`. */
   url: string | undefined;
   sampleRatio: number;
+  /** Tests: export each span at once to this exporter (the SDK's in-memory one) instead of OTLP. */
+  exporter?: SpanExporter;
 }
 
 const KINDS = { internal: SpanKind.INTERNAL, server: SpanKind.SERVER, client: SpanKind.CLIENT, producer: SpanKind.PRODUCER, consumer: SpanKind.CONSUMER } as const;
@@ -43,11 +45,13 @@ export function createOtelTracing(options: OtelTracingOptions): TracingImpl {
     ...(options.serviceVersion ? { [ATTR_SERVICE_VERSION]: options.serviceVersion } : {}),
     'process.pid': process.pid,
   }).merge(detectResources({ detectors: [envDetector] }));
-  const exporter = new OTLPTraceExporter(options.url ? { url: options.url } : {});
+  const processor = options.exporter
+    ? new SimpleSpanProcessor({ exporter: options.exporter })
+    : new BatchSpanProcessor({ exporter: new OTLPTraceExporter(options.url ? { url: options.url } : {}), ...batchOptions(process.env) });
   const provider = new TracerProvider({
     resource,
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio) }),
-    spanProcessors: [new BatchSpanProcessor({ exporter, ...batchOptions(process.env) })],
+    spanProcessors: [processor],
   });
   trace.setGlobalTracerProvider(provider);
   const tracer = provider.getTracer('singleshot');
