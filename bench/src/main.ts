@@ -10,6 +10,7 @@ import { postgresVersion } from './servers';
 import { SYSTEMS, type SystemId } from './systems';
 import { checkTargets, targetLines } from './targets';
 import { measureSource } from './sources';
+import { startTraceSink } from './trace-sink';
 import { parseSourceList, sourcesTable, SourceOptionError, type SourceKind, type SourceRow } from './sources-table';
 
 /**
@@ -36,6 +37,8 @@ const OPTIONS = {
   // Diagnostic: Redis's automatic AOF rewrites off (AOF still on). Shows what
   // the rewrites cost; such a run judges no target and writes no BENCHMARKS.md.
   'no-aof-rewrite': { type: 'boolean', default: false },
+  // Tracing on in singleshot's processes, exported to a local receiver that discards the spans.
+  trace: { type: 'boolean', default: false },
   sources: { type: 'boolean', default: false },
   'source-list': { type: 'string' },
   'source-events': { type: 'string' },
@@ -69,6 +72,8 @@ const USAGE = `usage: npm run bench [-- options]
   --source-batch N        events per publish call: one confirm, transaction, pipeline, or N POSTs at once
                           (50; with --source-rate, 1/20 of a second's events, so the pace is not 50-event bursts)
   --no-aof-rewrite        diagnostic: Redis's automatic AOF rewrites off; judges no target, writes no BENCHMARKS.md
+  --trace                 diagnostic: OpenTelemetry tracing on (OTLP/HTTP to a local receiver that discards
+                          the spans), to compare with a run without; judges no target, writes no BENCHMARKS.md
   --write-md              write BENCHMARKS.md (default for a complete run: every system, rounds and open loops)
   --out FILE              where the JSON results go (default bench/results/<start time>.json)
   --report FILE           only regenerate BENCHMARKS.md from a stored run's JSON`;
@@ -128,7 +133,12 @@ const unknown = systems.filter((id) => !SYSTEMS.some((s) => s.id === id));
 if (unknown.length > 0) refuse(`unknown system(s) ${unknown.join(', ')}`);
 if (a.appendfsync !== 'everysec' && a.appendfsync !== 'always') refuse(`--appendfsync must be everysec or always, got "${a.appendfsync}"`);
 const appendfsync: 'everysec' | 'always' = a.appendfsync;
-const diagnostic = a['no-aof-rewrite'] === true ? 'AOF rewrites off (--no-aof-rewrite), not the measured configuration' : undefined;
+const diagnostic =
+  a['no-aof-rewrite'] === true
+    ? 'AOF rewrites off (--no-aof-rewrite), not the measured configuration'
+    : a.trace === true
+      ? 'tracing on (--trace), not the measured configuration'
+      : undefined;
 if (diagnostic && a['write-md']) refuse(`--write-md refused: ${diagnostic}`);
 const processes = a.processes === undefined ? undefined : num('processes', a.processes, 1);
 const partial = whyPartial({ rounds, openRate, openLoops: !a['no-open-loop'], systems, processes });
@@ -140,7 +150,7 @@ try {
   throw err;
 }
 if (!a.sources && (a['source-list'] ?? a['source-events'] ?? a['source-rate'] ?? a['source-batch']) !== undefined) refuse('--source-list, --source-events, --source-rate and --source-batch need --sources');
-const common = { concurrency: num('concurrency', a.concurrency, 32), appendfsync, ...(diagnostic ? { aofRewrite: false } : {}), drainSeconds: quick ? 60 : 300, ...(processes !== undefined ? { processes } : {}) };
+const common = { concurrency: num('concurrency', a.concurrency, 32), appendfsync, ...(a['no-aof-rewrite'] === true ? { aofRewrite: false } : {}), drainSeconds: quick ? 60 : 300, ...(processes !== undefined ? { processes } : {}) };
 const sourceRate = a['source-rate'] === undefined ? undefined : num('source-rate', a['source-rate'], 1);
 const sourceWorkload = { events: num('source-events', a['source-events'], quick ? 300 : 2000), recipients: workload.recipients, batch: num('source-batch', a['source-batch'], sourceRate ? Math.max(1, Math.round(sourceRate / 20)) : 50), ...(sourceRate ? { rate: sourceRate } : {}), concurrency: common.concurrency, appendfsync, drainSeconds: common.drainSeconds };
 
@@ -168,6 +178,12 @@ function versions(): Record<string, string> {
 
 async function main(): Promise<void> {
   const started = new Date();
+  // Every process the bench starts inherits the environment: singleshot's traces, the peers ignore it.
+  const traceSink = a.trace === true ? await startTraceSink() : undefined;
+  if (traceSink) {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = traceSink.url;
+    log(`bench: tracing on, exporting to ${traceSink.url} (discarded)`);
+  }
   const loadAtStart = machine().loadAverage;
   log(`bench: ${workload.events} events × ${workload.recipients} recipients × ${workload.dup} parallel arrivals, ${workload.inFlight} requests in flight, worker concurrency ${common.concurrency}, AOF ${common.appendfsync}, ${rounds} round(s)${diagnostic ? `; diagnostic: ${diagnostic}` : ''}`);
   const runs = new Map<SystemId, Measurement[]>(systems.map((s) => [s, []]));
@@ -226,6 +242,10 @@ async function main(): Promise<void> {
   const out = a.out ?? join(dir, quick ? 'quick-latest.json' : `${started.toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(out, JSON.stringify(result, null, 2));
   log(`\nresults: ${out}`);
+  if (traceSink) {
+    log(`bench: the trace receiver took ${traceSink.bytes()} bytes of spans`);
+    await traceSink.close();
+  }
   if (partial && !a['write-md'] && !quick) log(`BENCHMARKS.md left as it is: ${partial} (--write-md writes it anyway)`);
   if (a['write-md'] ?? (!quick && !diagnostic && !partial)) {
     writeFileSync(join(root, 'BENCHMARKS.md'), benchmarksMarkdown(result, out.startsWith(root) ? out.slice(root.length + 1) : out));

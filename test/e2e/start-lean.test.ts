@@ -47,11 +47,13 @@ describe('singleshot start loads only what its apps use', () => {
   });
 
   /** Starts `start --only <apps> --processes 1`, stops it once it logged `singleshot_started`, returns the packages it loaded. */
-  async function packagesOf(apps: string): Promise<string[]> {
-    const out = join(dir, `${apps}.txt`);
+  async function packagesOf(apps: string, env: Record<string, string> = {}): Promise<string[]> {
+    const out = join(dir, `${apps}${Object.keys(env).length ? '-env' : ''}.txt`);
+    // No OTEL_* of the environment running the tests: tracing is what `env` says.
+    const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
     const child = spawn(process.execPath, ['--require', join(dir, 'probe.cjs'), CLI_MAIN, 'start', '--only', apps, '--processes', '1', '--config', config.file], {
       cwd: REPO_ROOT,
-      env: { ...process.env, PROBE_OUT: out, METRICS_PORT: '0' },
+      env: { ...inherited, PROBE_OUT: out, METRICS_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let log = '';
@@ -70,6 +72,15 @@ describe('singleshot start loads only what its apps use', () => {
 
   // Packages only other apps, or providers and document stores this config does not use, need.
   const HEAVY = ['mjml', 'pdfkit', 'twilio', '@aws-sdk/client-s3', '@aws-sdk/client-sesv2', 'imapflow', 'mailparser', 'express', '@bull-board/express'];
+
+  it('tracing off loads no OpenTelemetry SDK; on, the SDK loads', async () => {
+    // The API alone comes with prom-client (its exemplars), traced or not: it is not the SDK.
+    const otel = (names: string[]) => names.filter((name) => name.startsWith('@opentelemetry/') && name !== '@opentelemetry/api').sort();
+    expect(otel(await packagesOf('delivery'))).toEqual([]);
+    // An endpoint nothing listens on: the exporter's failures are its own, the process starts all the same.
+    const on = otel(await packagesOf('delivery', { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' }));
+    expect(on).toEqual(expect.arrayContaining(['@opentelemetry/context-async-hooks', '@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http']));
+  });
 
   it('a delivery process loads none of the other apps or unused SDKs', async () => {
     const loaded = await packagesOf('delivery');

@@ -16,3 +16,4 @@ export * from './postgres-server';
 export * from './rabbitmq-server';
 export * from './nats-server';
 export * from './queues-idle';
+export * from './otlp-receiver';

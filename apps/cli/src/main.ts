@@ -7,6 +7,7 @@ import { registerQueues } from './commands/queues';
 import { registerDlq } from './commands/dlq';
 import { registerCancel } from './commands/cancel';
 import { registerLoadtest } from './commands/loadtest';
+import { registerStory } from './commands/story';
 
 const program = new Command()
   .name('singleshot')
@@ -29,6 +30,7 @@ registerJournal(program);
 registerQueues(program);
 registerDlq(program);
 registerCancel(program);
+registerStory(program);
 
 // One benchmark: `npm run bench` (bench/), not a second one here.
 registerLoadtest(program);

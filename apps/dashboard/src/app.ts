@@ -10,6 +10,7 @@ import type { AdminApiDeps } from './deps';
 import { sendError } from '@singleshot/http';
 import { ADMIN_OPENAPI } from './openapi';
 import { originGuard } from './origin-guard';
+import { storyRoutes } from './routes/story';
 
 export interface DashboardAppOptions {
   api: AdminApiDeps;
@@ -24,8 +25,8 @@ export interface DashboardAppOptions {
 }
 
 /**
- * The dashboard: Bull Board at `/admin/queues` and the admin JSON API at
- * `/admin/api`, both behind authentication; `/healthz`, `/readyz` and
+ * The dashboard: Bull Board at `/admin/queues`, the admin JSON API at
+ * `/admin/api` and the story pages at `/admin/story`, all behind authentication; `/healthz`, `/readyz` and
  * `/metrics` open, for probes and Prometheus.
  */
 export function createDashboardApp(options: DashboardAppOptions): express.Express {
@@ -46,6 +47,8 @@ export function createDashboardApp(options: DashboardAppOptions): express.Expres
   const sameOrigin = originGuard(options.allowedOrigins);
   app.get('/admin/login', loginHandler(credentials));
   app.use('/admin/api', sameOrigin, auth, adminApiRouter(api));
+  // The story of one notification, as a page (the admin API has it as JSON).
+  app.use('/admin/story', sameOrigin, auth, storyRoutes(api));
   app.use(
     BOARD_PATH,
     sameOrigin,

@@ -6,7 +6,7 @@ import type { Replay } from './replay';
 
 /** What the admin API reads and does; narrow, so tests can hand in small pieces. */
 export interface AdminApiDeps {
-  operations: Pick<OperationStore, 'get' | 'history'>;
+  operations: Pick<OperationStore, 'get' | 'history' | 'storedJob'>;
   messages: Pick<MessageStore, 'get'>;
   journal: Pick<JournalReader, 'range' | 'forOperation'>;
   /** The DLQ (`dead`): records are listed and looked up, never consumed. */
@@ -22,5 +22,7 @@ export interface AdminApiDeps {
   scheduled?: Pick<ScheduledIndex, 'soonest'>;
   /** An operator's cancel; none: `POST /cancellations` answers 404. */
   cancel?: Cancel;
+  /** The configured routes (the story page names an operation's route by them). */
+  routes?: ReadonlyArray<{ name: string; action: string; channel: string }>;
   logger: Logger;
 }

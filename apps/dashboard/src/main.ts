@@ -1,4 +1,4 @@
-import { createRuntime, loadConfigOrExit, onShutdown } from '@singleshot/runtime';
+import { createRuntime, loadConfigOrExit, logTracing, onShutdown, startAppTracing } from '@singleshot/runtime';
 import { DashboardStartError } from './errors';
 import { checkDashboardConfig, startDashboard } from './server';
 
@@ -15,11 +15,15 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // Tracing (OTEL_* or the config's `tracing`) starts before the first request.
+  const tracing = await startAppTracing(config, 'dashboard');
   const rt = await createRuntime(config, { app: 'dashboard' });
+  logTracing(rt.logger, tracing);
   const dashboard = await startDashboard(rt);
   onShutdown(rt.logger, async () => {
     await dashboard.close();
     await rt.close();
+    await tracing.shutdown();
   }, { timeoutMs: config.shutdownTimeoutMs });
 }
 

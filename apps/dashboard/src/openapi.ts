@@ -97,6 +97,40 @@ export const ADMIN_OPENAPI = {
         },
       },
     },
+    '/admin/api/story/{key}': {
+      get: {
+        tags: ['lookup'],
+        summary: 'The story of a message or operation: every recorded step on one time axis, with the trace id (the page: /admin/story/{key})',
+        parameters: [keyParam],
+        responses: {
+          '200': json(
+            {
+              type: 'object',
+              required: ['key', 'kind', 'routes', 'operations', 'events'],
+              properties: {
+                key: hexKey,
+                kind: { type: 'string', enum: ['message', 'operation'] },
+                messageKey: hexKey,
+                traceId: { type: 'string', pattern: '^[0-9a-f]{32}$' },
+                routes: { type: 'array', items: { type: 'string' } },
+                operations: { type: 'array', items: { type: 'object' } },
+                events: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['at', 'kind', 'title', 'detail'],
+                    properties: { at: { type: 'integer' }, kind: { type: 'string' }, operationKey: hexKey, title: { type: 'string' }, detail: { type: 'object', additionalProperties: { type: 'string' } } },
+                  },
+                },
+              },
+            },
+            'The story, oldest step first',
+          ),
+          '404': errorResponse('No such message or operation (or past retention)'),
+          ...common,
+        },
+      },
+    },
     '/admin/api/messages/{key}': {
       get: {
         tags: ['lookup'],

@@ -16,12 +16,22 @@ import {
 import { recipientKindOf } from '@singleshot/providers';
 import { waitReplicasOf } from '@singleshot/config';
 import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/runtime';
+import { annotateActive, currentTraceparent, stampTrace, tracingOn } from '@singleshot/tracing';
 import { decide, type DecideOutcome } from './decide';
+import { routeMatches } from './route-match';
 
 export interface DecisionApp {
   /** One BullMQ worker per consumed decide partition. */
   worker: PartitionWorkers<DecideJobData | DecideBatchJobData, DecideOutcome | BatchOutcome>;
   close(): Promise<void>;
+}
+
+/** A decision inside the runner's `decide` span: the routes it took and the operations it made on the span. */
+async function decideTraced(data: DecideJobData, deps: Parameters<typeof decide>[1]): Promise<DecideOutcome> {
+  const outcome = await decide(data, deps);
+  const routes = deps.routes.filter((r) => routeMatches(r.match, data.input)).map((r) => r.name);
+  annotateActive({ 'singleshot.routes': routes.join(','), 'singleshot.operations': outcome.operations, 'singleshot.redelivered': outcome.redelivered, 'singleshot.unrouted': outcome.unrouted });
+  return outcome;
 }
 
 /** Starts the decide worker: a job per message or a batch of messages, fan-out to deliver jobs. */
@@ -57,14 +67,17 @@ export function startDecision(rt: Runtime): DecisionApp {
     routes: rt.config.routes,
     mailboxes: rt.config.mailboxes,
     templates: rt.templates,
-    enqueueDeliveries: (jobs: DeliverJobData[]) => fanOut.add(jobs),
+    // Traced: each deliver and render job carries the decision span's traceparent on.
+    enqueueDeliveries: (jobs: DeliverJobData[]) => fanOut.add(tracingOn() ? stampTrace(jobs) : jobs),
     enqueueRenders: async (jobs: Parameters<typeof enqueueRenders>[1]) => {
+      if (tracingOn()) stampTrace(jobs);
       const before = replicated ? rt.slotOwners(rt.redis, [rt.keys.queuePrefix]) : undefined;
       await enqueueRenders(rt.queues.render, jobs);
       if (replicated) await rt.replicate(rt.redis, [rt.keys.queuePrefix], before);
     },
+    // Traced: the decision's traceparent goes with it (the story page's trace id).
     recordDecision: (messageKey: string, ops: Array<{ operationKey: string; target: string }>, extraRetentionMs?: number) =>
-      rt.messages.recordDecision(messageKey, ops, extraRetentionMs),
+      rt.messages.recordDecision(messageKey, ops, extraRetentionMs, tracingOn() ? currentTraceparent() : undefined),
     lifecycle: {
       cancellations: rt.cancellations,
       schedule: (job: DeliverJobData, due: number, reason: 'send_at' | 'delay', sweepGraceMs: number) => rt.operations.schedule(job, due, reason, sweepGraceMs),
@@ -87,7 +100,7 @@ export function startDecision(rt: Runtime): DecisionApp {
   const runner = new BatchRunner<DecideJobData, DecideOutcome>(
     {
       queue: 'decide',
-      run: (data) => decide(data, deps),
+      run: (data) => (tracingOn() ? decideTraced(data, deps) : decide(data, deps)),
       kindOf: (outcome) => (outcome.redelivered ? 'redelivered' : 'decided'),
       // A decision never waits: a failed one throws, and BullMQ's backoff retries it.
       againAfterMs: () => undefined,

@@ -1,8 +1,15 @@
-import { runWorkerApp } from '@singleshot/runtime';
+import { loadConfigOrExit, runWorkerApp, startAppTracing } from '@singleshot/runtime';
 import { startDelivery } from './worker';
 
 // `node dist/apps/delivery/main.js`: the delivery app alone (one container).
-runWorkerApp('delivery', (config) => ({ port: config.delivery.metricsPort, host: config.delivery.metricsHost }), (rt) => startDelivery(rt)).catch((err: unknown) => {
+// Tracing (OTEL_* or the config's `tracing`) starts before the first job.
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const tracing = await startAppTracing(config, 'delivery');
+  await runWorkerApp('delivery', (c) => ({ port: c.delivery.metricsPort, host: c.delivery.metricsHost }), (rt) => startDelivery(rt), { config, tracing });
+}
+
+main().catch((err: unknown) => {
   console.error('delivery failed to start:', err);
   process.exit(1);
 });

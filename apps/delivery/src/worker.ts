@@ -11,6 +11,8 @@ import { CallLimit } from './call-limit';
 import { recordInvalidJob } from './invalid-job';
 import { RecoverySweeper } from './sweeper';
 import { WaitingBoard } from './waiting';
+import { tracingOn } from '@singleshot/tracing';
+import { tracedOperations, tracedProvider } from './traced-deps';
 
 export interface DeliveryApp {
   /** One BullMQ worker per consumed deliver partition (`delivery.partitions`, default all). */
@@ -43,6 +45,9 @@ export function buildProviders(rt: Pick<Runtime, 'config' | 'logger'>): Map<stri
 export function startDelivery(rt: Runtime, options: { providers?: Map<string, Provider[]> } = {}): DeliveryApp {
   const logger = rt.logger.child({ component: 'delivery' });
   const providers = options.providers ?? buildProviders(rt);
+  // Traced: claim, commit and provider calls get spans; decided once, so an untraced process calls them directly.
+  const traced = tracingOn();
+  const tracedChains = traced ? new Map([...providers].map(([channel, list]) => [channel, list.map(tracedProvider)])) : providers;
   const shutdown = new AbortController();
   const { delivery } = rt.config;
   // Breaker state is per process (see breaker.ts); the gauge shows this process's view.
@@ -67,7 +72,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   // The slots a job's endings (and hand-offs) wrote: each operation's state and the job's queue.
   const commitKeys = (ops: readonly DeliverJobData[], queueName: string) => [...ops.map((op) => rt.keys.op(op.operationKey)), queueName];
   const deps: DeliverDeps = {
-    operations: rt.operations,
+    operations: traced ? tracedOperations(rt.operations) : rt.operations,
     ...(claims
       ? {
           claimOwners: (operationKey: string) => rt.slotOwners(rt.redis, [rt.keys.op(operationKey)]),
@@ -79,7 +84,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
         }
       : {}),
     waiting,
-    providers: (channel: string) => providers.get(channel) ?? [],
+    providers: (channel: string) => tracedChains.get(channel) ?? [],
     addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record),
     policy: delivery,
     breakers,

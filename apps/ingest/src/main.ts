@@ -1,4 +1,4 @@
-import { createRuntime, loadConfigOrExit, onShutdown } from '@singleshot/runtime';
+import { createRuntime, loadConfigOrExit, logTracing, onShutdown, startAppTracing } from '@singleshot/runtime';
 import { IngestStartError } from './producer-auth';
 import { checkIngestConfig, startIngest } from './server';
 
@@ -15,11 +15,15 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // Tracing (OTEL_* or the config's `tracing`) starts before the first request.
+  const tracing = await startAppTracing(config, 'ingest');
   const rt = await createRuntime(config, { app: 'ingest' });
+  logTracing(rt.logger, tracing);
   const ingest = await startIngest(rt);
   onShutdown(rt.logger, async () => {
     await ingest.close();
     await rt.close();
+    await tracing.shutdown();
   }, { timeoutMs: config.shutdownTimeoutMs });
 }
 

@@ -3,6 +3,7 @@ import type { RenderJobData } from '@singleshot/core';
 import type { DocumentStore } from '@singleshot/documents';
 import { QUEUES, formatIssues, renderJobSchema } from '@singleshot/queues';
 import { RefusalAwareWorker, type Runtime } from '@singleshot/runtime';
+import { runMemberSpan, tracingOn } from '@singleshot/tracing';
 import { renderDocument, type RenderDeps, type RenderOutcome } from './render';
 
 export interface RenderApp {
@@ -50,7 +51,11 @@ export function startRender(rt: Runtime, options: { store?: DocumentStore } = {}
         logger.error({ event: 'invalid_render_job', jobId: job.id, issues }, 'invalid render job');
         return { kind: 'dead', code: 'INVALID_JOB' };
       }
-      const outcome = await renderDocument(parsed.data as RenderJobData, deps);
+      const data = parsed.data as RenderJobData;
+      // Traced: a `render` span in the trace of the decision that asked for the document.
+      const outcome = tracingOn()
+        ? await runMemberSpan('render', data.trace, { 'singleshot.document_key': data.documentKey, 'singleshot.message_key': data.messageKey, 'singleshot.document': data.name }, () => renderDocument(data, deps), (o) => o.kind)
+        : await renderDocument(data, deps);
       logger.info({ event: 'render_finished', documentKey: parsed.data.documentKey, jobId: job.id, jobAttempt: job.attemptsMade, outcome }, `render ${outcome.kind}`);
       if (outcome.kind === 'retry') {
         await job.moveToDelayed(Date.now() + outcome.delayMs, token);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { mailboxSchema } from './mailbox-schema';
-import { listenPort, nonEmpty, nonNegativeInt, positiveInt, rateLimitSchema } from './primitives';
+import { httpUrl, listenPort, nonEmpty, nonNegativeInt, positiveInt, rateLimitSchema } from './primitives';
 import { ingestSchema } from './ingest-schema';
 import { providersSchema } from './provider-schema';
 import { routeSchema } from './route-schema';
@@ -81,6 +81,16 @@ export const redisSchema = z.strictObject({
 
 export const logSchema = z.strictObject({
   level: z.enum(LOG_LEVELS).default('info').describe('Least severe level logged; `LOG_LEVEL` overrides it.'),
+});
+
+/**
+ * OpenTelemetry traces (docs/tracing.md). The standard `OTEL_*` variables
+ * turn tracing on too and take precedence over this section.
+ */
+export const tracingSchema = z.strictObject({
+  enabled: z.boolean().default(false).describe('Export traces over OTLP/HTTP (JSON). Also on when `OTEL_TRACES_EXPORTER=otlp` or `OTEL_EXPORTER_OTLP_ENDPOINT` is set; `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` turns it off.'),
+  endpoint: httpUrl.optional().describe('The collector\'s OTLP/HTTP base URL (`/v1/traces` is appended), as `OTEL_EXPORTER_OTLP_ENDPOINT`, which overrides it; default `http://localhost:4318`.'),
+  sampleRatio: z.number().min(0).max(1).default(1).describe('Share of new traces recorded (parent-based: a traced producer\'s decision is kept); `OTEL_TRACES_SAMPLER_ARG` overrides it.'),
 });
 
 export const dashboardSchema = z.strictObject({
@@ -234,6 +244,7 @@ export const webhooksSchema = z.strictObject({
 export const configSchema = z.strictObject({
   redis: redisSchema.prefault({}).describe('The Redis (or Redis Cluster) every process shares; nothing else coordinates them.'),
   log: logSchema.prefault({}).describe('pino JSON logs on stdout; secrets are redacted and message bodies are not logged.'),
+  tracing: tracingSchema.prefault({}).describe('OpenTelemetry traces across ingest, decision, render and delivery (see tracing.md). Off by default.'),
   ingest: ingestSchema.prefault({}).describe('The ingest HTTP server: producer authentication, input limits and load shedding (see ingest-api.md and security.md).'),
   dashboard: dashboardSchema.prefault({}).describe('Bull Board and the admin API (see operations.md).'),
   decision: decisionSchema.prefault({}).describe('The decision workers: routes and fan-out.'),
@@ -277,6 +288,7 @@ export type Config = z.output<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;
 export type RedisConfig = Config['redis'];
 export type LogConfig = Config['log'];
+export type TracingConfig = Config['tracing'];
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export type IngestConfig = Config['ingest'];
 export type ApiKeyConfig = IngestConfig['apiKeys'][number];

@@ -12,6 +12,8 @@ export const LOG_EVENTS = {
   app_process_exited: 'an app process exited; the supervisor restarts it',
   app_process_gave_up: 'an app process died too often too quickly; the supervisor stopped',
   embedded_redis_started: 'an embedded redis-server was started (no Redis configured)',
+  tracing_enabled: 'OpenTelemetry tracing is on in this process (OTLP/HTTP)',
+  tracing_disabled: 'tracing was asked for but not started: another exporter or protocol, with the reason',
   shutdown_started: 'a stop signal: in-flight work is finished or released',
   shutdown_complete: 'the process stopped cleanly',
   shutdown_forced: 'a second stop signal: exiting at once',

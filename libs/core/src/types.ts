@@ -55,6 +55,8 @@ export interface DecideJobData {
   firstArrivalAt: number;
   via: string;
   input: IngestInput;
+  /** W3C `traceparent` of the span that made this job, when tracing is on (libs/tracing); never part of an identity. */
+  trace?: string;
 }
 
 /** One deliver job: one operation, fully rendered, so delivery needs no routing logic. */
@@ -81,6 +83,8 @@ export interface DeliverJobData {
   category?: string;
   /** The route must go (a password reset, an invoice by law): opt-outs and quiet hours do not hold it back. */
   required?: boolean;
+  /** W3C `traceparent` of the span that made this job, when tracing is on (libs/tracing); never part of an identity. */
+  trace?: string;
 }
 
 /** A document an operation needs: which one, by its render operation's key. */
@@ -106,6 +110,8 @@ export interface RenderJobData {
   createdAt: number;
   /** Operation keys waiting for this document (woken when it is stored or failed for good). */
   dependents: string[];
+  /** W3C `traceparent` of the span that made this job, when tracing is on (libs/tracing); never part of an identity. */
+  trace?: string;
 }
 
 /** An entry of the durable journal. */

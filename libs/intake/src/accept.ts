@@ -1,6 +1,7 @@
 import type { DecideJobData, IngestInput } from '@singleshot/core';
 import { redisRefusals, type MessageStore } from '@singleshot/store';
 import { DECIDE_BATCH_MAX, TurnCoalescer, enqueueDecideJobs, type Queues } from '@singleshot/queues';
+import { tracingOn, withSpan } from '@singleshot/tracing';
 import { Deadlines } from './deadlines';
 import { StoreUnavailableError } from './errors';
 
@@ -31,7 +32,12 @@ export interface AcceptResult {
   status: 'accepted' | 'duplicate';
 }
 
-type Message = { messageKey: string; via: string; input: IngestInput };
+/**
+ * One arrival. `traceparent`: the producer's W3C trace context (a request
+ * header), the parent of the acceptance's span when tracing is on; `trace`:
+ * that span's, which the decide job carries on (set here, not by callers).
+ */
+type Message = { messageKey: string; via: string; input: IngestInput; traceparent?: string | undefined; trace?: string | undefined };
 
 /** One arrival in flight: the enqueue it runs or waits for, forgotten if the arrival times out. */
 type Arrival = { joined: Promise<boolean> | undefined };
@@ -62,8 +68,17 @@ export class Acceptor {
     this.decides = new TurnCoalescer((messages) => enqueueDecideJobs(deps.decideQueues, messages), DECIDE_BATCH_MAX);
   }
 
-  /** One arrival of a message; see the class. */
+  /** One arrival of a message; see the class. Traced as `ingest.accept` when tracing is on. */
   accept(message: Message): Promise<AcceptResult> {
+    if (!tracingOn()) return this.acceptNow(message);
+    return withSpan('ingest.accept', { parent: message.traceparent, kind: 'server', attributes: { 'singleshot.message_key': message.messageKey, 'singleshot.via': message.via } }, async (span) => {
+      const result = await this.acceptNow(span ? { ...message, trace: span.traceparent } : message);
+      span?.setAttributes({ 'singleshot.result': result.status });
+      return result;
+    });
+  }
+
+  private acceptNow(message: Message): Promise<AcceptResult> {
     // While Redis refuses writes (OOM, MISCONF, READONLY...), an arrival is
     // answered 503 without trying: a producer's retries must not become refused
     // commands at its rate. The first arrival after the wait tries again.
@@ -95,7 +110,7 @@ export class Acceptor {
     });
   }
 
-  private async arrive({ messageKey, via, input }: Message, arrival: Arrival): Promise<AcceptResult> {
+  private async arrive({ messageKey, via, input, trace }: Message, arrival: Arrival): Promise<AcceptResult> {
     const { messages, replicate } = this.deps;
     // Before the first write: a failover that moves these slots before the replica wait fails the wait.
     const before = this.deps.owners?.(messageKey);
@@ -104,7 +119,7 @@ export class Acceptor {
       const running = this.enqueuing.get(messageKey);
       arrival.joined = running;
       if (!running || !(await running.then(() => true, () => false))) {
-        return { messageKey, status: (await this.enqueue({ messageKey, via, input }, recorded.firstArrivalAt, arrival, before)) ? 'accepted' : 'duplicate' };
+        return { messageKey, status: (await this.enqueue({ messageKey, via, input, trace }, recorded.firstArrivalAt, arrival, before)) ? 'accepted' : 'duplicate' };
       }
     }
     // Another arrival was accepted, perhaps an instant ago and not yet on a
@@ -129,14 +144,15 @@ export class Acceptor {
     if (this.enqueuing.get(messageKey) === enqueue) this.enqueuing.delete(messageKey);
   }
 
-  private async enqueueOnce({ messageKey, via, input }: Message, firstArrivalAt: number, ownersBefore: string | undefined): Promise<boolean> {
+  private async enqueueOnce({ messageKey, via, input, trace }: Message, firstArrivalAt: number, ownersBefore: string | undefined): Promise<boolean> {
     // Arrivals of other messages taken in this turn share the add
     // (TurnCoalescer). First arrivals of this message in several processes may
     // race here: markQueued picks one "accepted". Their adds collapse when both
     // use the message key as job id; when either went into a batch they do not,
     // and the message is decided twice, which the decision record and the
     // claim make harmless (docs/architecture.md, "Batch decide jobs").
-    await this.decides.add([{ messageKey, firstArrivalAt, via, input }]);
+    // `trace` is undefined unless tracing is on; JSON leaves it out of the job then.
+    await this.decides.add([{ messageKey, firstArrivalAt, via, input, trace }]);
     const mine = await this.deps.messages.markQueued(messageKey);
     // Before any 2xx: a master failover must not lose an acknowledged message.
     await this.deps.replicate(messageKey, ownersBefore);

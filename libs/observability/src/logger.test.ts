@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger, lazyChild } from './index';
+import { installTracing, type TracingImpl } from '@singleshot/tracing';
 
 function capture(): { stream: Writable; lines: () => Record<string, unknown>[] } {
   const chunks: string[] = [];
@@ -103,5 +104,42 @@ describe('lazyChild', () => {
     const lines = out.lines();
     expect(lines.map((l) => l.msg)).toEqual(['written', 'written too']);
     expect(lines[0]).toMatchObject({ operationKey: 'op-1', step: 'sent', password: '[redacted]' });
+  });
+});
+
+describe('trace fields on log lines', () => {
+  it('has none with tracing off, and one line’s fields never reach the next', () => {
+    const out = capture();
+    const logger = createLogger({ app: 'delivery', destination: out.stream });
+    logger.info({ event: 'first', operationKey: 'k1' }, 'one');
+    logger.info({ event: 'second' }, 'two');
+    const [first, second] = out.lines();
+    expect(first).not.toHaveProperty('trace_id');
+    expect(second).toMatchObject({ event: 'second' });
+    expect(second).not.toHaveProperty('operationKey');
+  });
+
+  it('carries trace_id and span_id of the active span while tracing is on', () => {
+    const ids = { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7' };
+    // Only what the logger asks of the tracing: the active span's ids (libs/tracing tests the SDK itself).
+    const impl: TracingImpl = {
+      startSpan: () => {
+        throw new Error('not used');
+      },
+      runIn: (_span, fn) => fn(),
+      activeIds: () => ({ ...ids }),
+      annotateActive: () => undefined,
+      activeTraceparent: () => undefined,
+      shutdown: async () => undefined,
+    };
+    installTracing(impl);
+    try {
+      const out = capture();
+      const logger = createLogger({ app: 'delivery', destination: out.stream });
+      logger.warn({ event: 'operation_dead' }, 'dead');
+      expect(out.lines()[0]).toMatchObject({ event: 'operation_dead', ...ids });
+    } finally {
+      installTracing(undefined);
+    }
   });
 });

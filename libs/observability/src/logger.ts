@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import pino from 'pino';
+import { NO_TRACE_FIELDS, logTraceFields } from '@singleshot/tracing';
 import { chooseLogFormat, logTransport } from './log-format';
 
 /** pino's logger. Callers derive per-job loggers with `logger.child({ operationKey, messageKey, jobId, attempt })`. */
@@ -56,7 +57,7 @@ function stdoutTransport(): pino.DestinationStream | undefined {
 /**
  * A JSON logger: one line per entry with `app`, `pid` and `hostname` (several
  * replicas of one app share a host and a log pipeline), an ISO `time`, the
- * level as a word, and secrets replaced by `"[redacted]"`. On a terminal
+ * level as a word, `trace_id`/`span_id` while a span is active, and secrets replaced by `"[redacted]"`. On a terminal
  * (stdout a TTY) the same entries go through pino-pretty instead;
  * `LOG_FORMAT=json` forces JSON there too, `LOG_FORMAT=pretty` forces pretty.
  */
@@ -67,6 +68,10 @@ export function createLogger(options: CreateLoggerOptions): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
     redact: { paths: [...REDACT_PATHS], censor: REDACTED },
+    // `trace_id` and `span_id` of the active span when tracing is on; one check and a shared empty object when off.
+    mixin: logTraceFields,
+    // pino's default merge writes the line's fields into the mixin's object: the shared empty one must stay untouched.
+    mixinMergeStrategy: (mergeObject, mixinObject) => (mixinObject === NO_TRACE_FIELDS ? mergeObject : Object.assign(mixinObject, mergeObject)),
   };
   const destination = options.destination ?? stdoutTransport();
   return destination ? pino(config, destination) : pino(config);

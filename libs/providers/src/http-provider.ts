@@ -6,6 +6,7 @@ import { classifyHttpError, classifyHttpStatus, errorCode, errorFor } from './cl
 import { startDeadline } from './deadline';
 import { exchange, type HttpCall, type HttpExchange } from './http-exchange';
 import { resolveOptions } from './provider-options';
+import { currentTraceparent } from '@singleshot/tracing';
 import {
   type CallContext,
   type HttpProviderOptions,
@@ -97,11 +98,13 @@ export class HttpProvider implements Provider {
     } catch (err) {
       throw new PermanentError(`payload cannot be serialized: ${String(err)}`, 'INVALID_PAYLOAD', { cause: err });
     }
+    // The call's span (delivery's provider.send) goes on as W3C `traceparent`: a provider that traces joins the trace.
+    const traceparent = currentTraceparent();
     const result = await this.call(
       {
         url: this.url,
         method: 'POST',
-        headers: [...this.sendHeaders, 'idempotency-key', req.operationKey],
+        headers: traceparent === undefined ? [...this.sendHeaders, 'idempotency-key', req.operationKey] : [...this.sendHeaders, 'idempotency-key', req.operationKey, 'traceparent', traceparent],
         body,
       },
       ctx,
@@ -134,7 +137,7 @@ export class HttpProvider implements Provider {
     const url = new URL(base);
     url.pathname = `${base.pathname.replace(/\/+$/, '')}/${encodeURIComponent(operationKey)}`;
     const result = await this.call(
-      { url, method: 'GET', headers: { ...this.extraHeaders, accept: 'application/json' } },
+      { url, method: 'GET', headers: withTraceparent({ ...this.extraHeaders, accept: 'application/json' }) },
       ctx,
     );
     if (result.kind === 'error') {
@@ -195,4 +198,11 @@ export class HttpProvider implements Provider {
       cause: result.error,
     });
   }
+}
+
+/** Adds the active span's `traceparent` to a lookup's headers when tracing is on. */
+function withTraceparent(headers: Record<string, string>): Record<string, string> {
+  const traceparent = currentTraceparent();
+  if (traceparent !== undefined) headers.traceparent = traceparent;
+  return headers;
 }

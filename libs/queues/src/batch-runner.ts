@@ -1,5 +1,6 @@
 import { DelayedError } from 'bullmq';
 import type { Logger } from '@singleshot/observability';
+import { runMemberSpan, startBatchSpan, tracingOn, type SpanRef } from '@singleshot/tracing';
 import { firstBackoffMs } from './batch-jobs';
 import { BATCH_JOB_NAME } from './batch-plan';
 import { DECIDE_OPTIONS, DELIVER_OPTIONS } from './queues';
@@ -143,8 +144,10 @@ export class BatchRunner<T, R> {
     }
     const member = parsed.data as T;
     const before = handler.owners?.([member], job.queueQualifiedName);
-    const result = await handler.run(member);
-    this.ended(job, member, result);
+    // Traced, the member's line is written inside its span (trace_id, span_id).
+    const traced = tracingOn();
+    const result = traced ? await this.runTraced(member, job) : await handler.run(member);
+    if (!traced) this.ended(job, member, result);
     // The member's commit must be on a replica before the job completes or
     // moves: a failover could otherwise take the ending with it. Throws →
     // BullMQ retries the job.
@@ -160,11 +163,10 @@ export class BatchRunner<T, R> {
   /** A `batch` job: every member at once, then their hand-offs, then the replica wait. */
   private async runBatch(job: RunnerJob): Promise<BatchOutcome> {
     const { handler } = this;
-    const { listField, schema, failedDelayMs } = this.kind;
+    const { listField, schema } = this.kind;
     const raw = (job.data as Record<string, unknown> | null | undefined)?.[listField];
     const listed = Array.isArray(raw);
     const entries: unknown[] = listed ? raw : [job.data];
-    const outcome: BatchOutcome = { kind: 'batch', members: entries.length, outcomes: {}, followUps: 0 };
     const valid: T[] = [];
     const refused: Array<{ entry: unknown; index: number; issues: string[] }> = [];
     entries.forEach((entry, index) => {
@@ -174,7 +176,26 @@ export class BatchRunner<T, R> {
     });
     // Read before any member writes (see MemberHandler.owners).
     const before = handler.owners?.(valid, job.queueQualifiedName);
-    const runs: Array<Promise<R>> = valid.map((member) => handler.run(member));
+    // Traced: the batch is a trace of its own, linked to each member's span in its event's trace.
+    const batchSpan = tracingOn() ? startBatchSpan(`${handler.queue}.batch`, { 'singleshot.job_id': String(job.id), 'singleshot.members': valid.length }) : undefined;
+    try {
+      return await this.settleBatch(job, valid, refused, before, batchSpan);
+    } finally {
+      batchSpan?.end();
+    }
+  }
+
+  private async settleBatch(
+    job: RunnerJob,
+    valid: T[],
+    refused: Array<{ entry: unknown; index: number; issues: string[] }>,
+    before: string | undefined,
+    batchSpan: SpanRef | undefined,
+  ): Promise<BatchOutcome> {
+    const { handler } = this;
+    const { failedDelayMs } = this.kind;
+    const outcome: BatchOutcome = { kind: 'batch', members: valid.length + refused.length, outcomes: {}, followUps: 0 };
+    const runs: Array<Promise<R>> = valid.map((member) => (batchSpan ? this.runTraced(member, job, batchSpan) : handler.run(member)));
     const invalid: Array<Promise<R | undefined>> = refused.map(({ entry, index, issues }) => this.invalid(job, entry, index, false, issues));
     const batchId = String(job.id);
     const handOffs: Array<Promise<unknown>> = [];
@@ -205,7 +226,7 @@ export class BatchRunner<T, R> {
       // A member's run always resolves to its result (only `invalid` may resolve to undefined).
       const ended = result.value as R;
       count(outcome, handler.kindOf(ended));
-      this.ended(job, member, ended);
+      if (!batchSpan) this.ended(job, member, ended);
       const again = handler.againAfterMs(ended);
       if (again !== undefined) {
         outcome.followUps++;
@@ -218,6 +239,29 @@ export class BatchRunner<T, R> {
     if (failure !== undefined) throw failure;
     if (handler.replicate) await handler.replicate(valid, job.queueQualifiedName, before);
     return outcome;
+  }
+
+  /**
+   * A member's run in its own span, a child of the `trace` it carries
+   * (libs/tracing job-spans.ts), its `info` line written inside it; only when
+   * tracing is on.
+   */
+  private runTraced(member: T, job: RunnerJob, batchSpan?: SpanRef): Promise<R> {
+    const { handler } = this;
+    const fields = member as { trace?: unknown };
+    const key = this.keyIn(member);
+    return runMemberSpan(
+      handler.queue,
+      typeof fields.trace === 'string' ? fields.trace : undefined,
+      { [`singleshot.${this.kind.keyField === 'messageKey' ? 'message_key' : 'operation_key'}`]: typeof key === 'string' ? key : undefined, 'singleshot.job_id': String(job.id), 'singleshot.job_attempt': job.attemptsMade },
+      async () => {
+        const result = await handler.run(member);
+        this.ended(job, member, result);
+        return result;
+      },
+      (result) => handler.kindOf(result),
+      batchSpan,
+    );
   }
 
   /** Logs an entry that is no valid member, then hands it to the handler. */

@@ -6,6 +6,8 @@ import type { DecideJobData } from '@singleshot/core';
  * or foreign producer that does not match is poison and goes to the DLQ at once.
  */
 const hexKey = z.string().regex(/^[0-9a-f]{64}$/, 'expected a 64-hex key');
+/** A job's W3C `traceparent` (libs/tracing); a malformed one starts a new trace, so it is only bounded here. */
+const traceField = z.string().max(128).optional();
 
 export const eventInputSchema = z.object({
   kind: z.literal('event'),
@@ -40,6 +42,7 @@ export const decideJobSchema = z.object({
   firstArrivalAt: z.number().int().positive(),
   via: z.string().min(1),
   input: z.discriminatedUnion('kind', [eventInputSchema, mailInputSchema]),
+  trace: traceField,
 });
 
 /**
@@ -70,6 +73,7 @@ export const deliverJobSchema = z.object({
   quietHours: z.object({ start: z.string().min(1), end: z.string().min(1), timezone: z.string().min(1) }).optional(),
   category: z.string().min(1).optional(),
   required: z.boolean().optional(),
+  trace: traceField,
 });
 
 /**
@@ -93,6 +97,7 @@ export const renderJobSchema = z.object({
   context: z.record(z.string(), z.unknown()),
   createdAt: z.number().int().positive(),
   dependents: z.array(hexKey),
+  trace: traceField,
 });
 
 export const attemptRecordSchema = z.object({

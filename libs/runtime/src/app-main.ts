@@ -1,6 +1,8 @@
 import { ConfigError, loadConfig, type Config } from '@singleshot/config';
 import { startHealthServer, type HealthServer } from '@singleshot/observability';
 import { redisRefusals, refusalCode } from '@singleshot/store';
+import type { StartedTracing } from '@singleshot/tracing';
+import { logTracing } from './app-tracing';
 import { createRuntime, type Runtime } from './runtime';
 import { onShutdown } from './shutdown';
 
@@ -39,15 +41,19 @@ export async function createRuntimeOrExit(config: Config, options: { app: string
 /**
  * The `main.ts` of a worker app run alone (one container each): runtime,
  * the app, a health/metrics server on `metricsHost:metricsPort` (port 0 = free, logged),
- * graceful shutdown.
+ * graceful shutdown. `options.config` and `options.tracing`: what main.ts
+ * loaded and started before (tracing must be on before the first job); the
+ * tracing is flushed last at shutdown.
  */
 export async function runWorkerApp(
   app: string,
   listenOn: (config: Config) => { port: number; host: string },
   start: (rt: Runtime) => { close(): Promise<void>; worker?: RunningWorker },
+  options: { config?: Config; tracing?: StartedTracing } = {},
 ): Promise<void> {
-  const config = loadConfigOrExit();
+  const config = options.config ?? loadConfigOrExit();
   const rt = await createRuntimeOrExit(config, { app });
+  if (options.tracing) logTracing(rt.logger, options.tracing);
   const instance = start(rt);
   const health: HealthServer = await startHealthServer({
     ...listenOn(config),
@@ -60,6 +66,7 @@ export async function runWorkerApp(
     await instance.close();
     await health.close();
     await rt.close();
+    await options.tracing?.shutdown();
   }, { timeoutMs: config.shutdownTimeoutMs });
 }
 

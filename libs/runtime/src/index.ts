@@ -1,6 +1,7 @@
 export * from './runtime';
 export * from './shutdown';
 export * from './app-main';
+export * from './app-tracing';
 export * from './partition-workers';
 export * from './refusal-aware-worker';
 export * from './in-flight-jobs';

@@ -19,8 +19,12 @@ export interface MessageRecord {
   firstVia?: string;
   arrivals: number;
   via: Record<string, number>;
+  /** The first arrival through each channel (ms), where the record has it (records of this version on). */
+  viaFirstAt: Record<string, number>;
   queuedAt?: number;
   decidedAt?: number;
+  /** The first decision's W3C traceparent, when it was traced. */
+  trace?: string;
   operations: string[];
   /** The message's cancel tombstone (`POST /v1/cancellations`), when it has one. */
   cancelled?: { recipients: Tombstone; at: number; reason: string; by: string };
@@ -86,8 +90,9 @@ export class MessageStore {
   }
 
   /**
-   * Records the decision: the operations it fanned out to. True only for the
-   * first decision of this message; a redelivered decide job gets false.
+   * Records the decision: the operations it fanned out to (and, traced, the
+   * decision's traceparent). True only for the first decision of this
+   * message; a redelivered decide job gets false.
    *
    * Each operation key is a field of the message record (value empty): an
    * operation key is 64 hex digits, which fits the compact (listpack) hash
@@ -95,8 +100,8 @@ export class MessageStore {
    * its own cost about 430 per message. A redelivered decision adds the same
    * fields again, a union as the set's SADD was.
    */
-  async markDecided(messageKey: string, operationKeys: string[]): Promise<boolean> {
-    return (await this.recordDecision(messageKey, operationKeys.map((operationKey) => ({ operationKey, target: '' })))).first;
+  async markDecided(messageKey: string, operationKeys: string[], trace?: string): Promise<boolean> {
+    return (await this.recordDecision(messageKey, operationKeys.map((operationKey) => ({ operationKey, target: '' })), 0, trace)).first;
   }
 
   /**
@@ -106,13 +111,14 @@ export class MessageStore {
    * cancel came first. `target` is `channel:recipient`, what a later cancel
    * of some recipients matches on.
    */
-  async recordDecision(messageKey: string, operations: ReadonlyArray<{ operationKey: string; target: string }>, extraRetentionMs = 0): Promise<DecisionRecord> {
+  async recordDecision(messageKey: string, operations: ReadonlyArray<{ operationKey: string; target: string }>, extraRetentionMs = 0, trace?: string): Promise<DecisionRecord> {
     const [first, cancelled, by, reason] = (await runScript(this.redis, 'message-decided-1', [this.keys.message(messageKey)], {
       now: decimal(this.now()),
       operationKeys: operations.map((o) => o.operationKey),
       targets: operations.map((o) => o.target),
       // A message whose operations are scheduled stays cancellable until they are due, and the retention past that.
       retentionMs: decimal(this.options.retentionMs + Math.max(0, extraRetentionMs)),
+      ...(trace === undefined ? {} : { trace }),
     })) as [number, string | null, string, string];
     return { first: first === 1, ...(cancelled ? { cancelled: parseTombstone(cancelled), cancelledBy: { by, reason } } : {}) };
   }
@@ -125,9 +131,11 @@ export class MessageStore {
     ]);
     if (!h || Object.keys(h).length === 0) return null;
     const via: Record<string, number> = {};
+    const viaFirstAt: Record<string, number> = {};
     const operations = new Set(formerOps);
     for (const [field, value] of Object.entries(h)) {
       if (field.startsWith('via:')) via[field.slice(4)] = Number(value);
+      else if (field.startsWith('at:')) viaFirstAt[field.slice(3)] = Number(value);
       else if (isOperationField(field)) operations.add(field);
     }
     const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
@@ -138,8 +146,10 @@ export class MessageStore {
       firstVia: h.firstVia,
       arrivals: Number(h.arrivals ?? 0),
       via,
+      viaFirstAt,
       queuedAt: num(h.queuedAt),
       decidedAt: num(h.decidedAt),
+      ...(h.trace ? { trace: h.trace } : {}),
       operations: [...operations].sort(),
       ...(h.cancelRecipients
         ? { cancelled: { recipients: parseTombstone(h.cancelRecipients), at: Number(h.cancelledAt ?? 0), reason: h.cancelReason ?? '', by: h.cancelledBy ?? '' } }

@@ -122,8 +122,8 @@ export interface ScriptOptions {
     journalMinId: Decimal;
   };
   'message-arrive-1': { now: Decimal; via: string; retentionMs: Decimal };
-  /** targets[i] = `channel:recipient` of operationKeys[i]. */
-  'message-decided-1': { now: Decimal; operationKeys: string[]; targets: string[]; retentionMs: Decimal };
+  /** targets[i] = `channel:recipient` of operationKeys[i]; trace: the decision's W3C traceparent, only when tracing is on (the story page shows its trace id). */
+  'message-decided-1': { now: Decimal; operationKeys: string[]; targets: string[]; retentionMs: Decimal; trace?: string };
   'mutex-acquire-1': { owner: string; leaseMs: Decimal };
   'mutex-release-1': { owner: string };
   /** windowStart = now - windowMs: entries at or before it have left the window. */

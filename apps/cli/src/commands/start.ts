@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { readConfigFile, type Config } from '@singleshot/config';
 import { createLogger } from '@singleshot/observability';
 import { SingleshotError } from '@singleshot/core';
-import { createRuntimeOrExit, loadConfigOrExit, onShutdown } from '@singleshot/runtime';
+import { createRuntimeOrExit, loadConfigOrExit, logTracing, onShutdown, startAppTracing } from '@singleshot/runtime';
 import { NoRedisError, redisAnswers, startEmbeddedRedis, type EmbeddedRedis } from '../embedded-redis';
 import { APP_NAMES, runApps, type AppName } from '../run-apps';
 import { appGroups, stopWhenSupervisorGoes, superviseApps } from '../supervise';
@@ -105,7 +105,10 @@ export async function startCommand(opts: { only?: string; config?: string; proce
     return;
   }
   const whenSupervisorStops = stopWhenSupervisorGoes();
+  // Tracing (OTEL_* or the config's `tracing`) starts before the apps; one app alone names its service after it.
+  const tracing = await startAppTracing(config, only.length === 1 ? (only[0] as string) : 'all');
   const rt = await createRuntimeOrExit(config, { app: 'singleshot' });
+  logTracing(rt.logger, tracing);
   if (embedded) rt.logger.info({ event: 'embedded_redis_started', redis: embedded.url, dir: embedded.dir }, 'started an embedded redis-server (AOF on)');
   // Alone in its process, delivery serves health and metrics on its own port.
   const apps = await runApps(rt, only, only.length === 1 && only[0] === 'delivery' ? { metricsPort: rt.config.delivery.metricsPort } : {});
@@ -116,6 +119,7 @@ export async function startCommand(opts: { only?: string; config?: string; proce
       async () => {
         await apps.close();
         await rt.close();
+        await tracing.shutdown();
         await embedded?.stop();
       },
       { timeoutMs: config.shutdownTimeoutMs },

@@ -2,7 +2,9 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { AdminApiDeps } from '../deps';
 import { ApiError } from '../errors';
+import { readStory } from '@singleshot/story';
 import { hexKeySchema, parseInput } from '../params';
+import { storyDeps } from './story';
 
 const keyParams = z.strictObject({ key: hexKeySchema });
 
@@ -41,6 +43,14 @@ export function lookupRoutes(deps: AdminApiDeps): Router {
       }),
     );
     res.json({ message, operations });
+  });
+
+  // The story page's data: every step of a message or operation on one time axis.
+  router.get('/story/:key', async (req, res) => {
+    const { key } = parseInput(keyParams, req.params, 'path');
+    const story = await readStory(storyDeps(deps), key);
+    if (!story) throw new ApiError(404, 'NOT_FOUND', `no message or operation ${key} (records are kept for the retention period)`);
+    res.json(story);
   });
 
   return router;

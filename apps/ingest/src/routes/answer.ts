@@ -8,7 +8,7 @@ import { StoreUnavailableError, type AcceptResult } from '@singleshot/intake';
 export async function acceptEvent(
   ctx: IngestContext,
   source: string,
-  message: { messageKey: string; via: string; input: IngestInput },
+  message: { messageKey: string; via: string; input: IngestInput; traceparent?: string | undefined },
 ): Promise<AcceptResult> {
   const result = await ctx.accept.accept(message);
   ctx.counters.received(ctx.sourceLabel(source), result.status);

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { eventMessageKey } from '@singleshot/core';
 import { errorResponse } from '@singleshot/observability';
 import { sendError } from '@singleshot/http';
+import { tracingOn } from '@singleshot/tracing';
 import type { IngestContext } from '../context';
 import { jsonRoute, type IngestRoute, type RouteRequest } from '../http/route';
 import { accepted, intakeErrors } from '../openapi-parts';
@@ -82,6 +83,8 @@ async function postEvent(ctx: IngestContext, res: ServerResponse, request: Route
         ...timing,
         ...(event.cancellationKey !== undefined ? { cancellationKey: event.cancellationKey } : {}),
       },
+      // The producer's W3C trace context: the acceptance joins its trace (read only when tracing is on).
+      traceparent: tracingOn() ? request.header('traceparent') : undefined,
     }),
   );
 }

@@ -13,6 +13,9 @@
   Output:
     { first (1|0), queued (1|0), firstArrivalAt, arrivals }
 
+  It also keeps `at:<via>`, the first arrival through each channel (the story
+  page's arrivals per channel), set with that channel's first arrival.
+
   One read and one write: the counters are computed here (the script is atomic,
   so this equals HSETNX + HINCRBY + HINCRBY + HSET, at a third of the commands).
 ]]
@@ -28,6 +31,8 @@ local viaCount = string.format('%d', tonumber(h[4] or '0') + 1)
 local first, firstArrivalAt = 0, h[1]
 if firstArrivalAt then
   redis.call('HSET', key, 'arrivals', arrivals, viaField, viaCount, 'lastArrivalAt', now)
+  -- The first arrival through each channel, for the story of the message.
+  if viaCount == '1' then redis.call('HSET', key, 'at:' .. o.via, now) end
 else
   first, firstArrivalAt = 1, now
   redis.call('HSET', key, 'firstArrivalAt', now, 'firstVia', o.via, 'arrivals', arrivals, viaField, viaCount,

@@ -21,6 +21,7 @@
       targets        per operation key, `channel:recipient` (the field's value:
                      what a cancel of some recipients needs to know)
       retentionMs    record expiry
+      trace          optional: the decision's W3C traceparent (tracing on), kept with the first decision
 
   Output:
     { first (1|0), cancelled, cancelledBy, cancelReason }
@@ -35,6 +36,7 @@
 local key = KEYS[1]
 local o = cjson.decode(ARGV[1])
 local first = redis.call('HSETNX', key, 'decidedAt', o.now)
+if first == 1 and type(o.trace) == 'string' then redis.call('HSET', key, 'trace', o.trace) end
 local ops, targets = o.operationKeys, o.targets
 if #ops > 0 then
   local args = {}
