@@ -140,7 +140,11 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
   history?.catch(() => undefined);
   // A previous attempt may have reached a provider: reconcile before any send (docs/protocol.md invariant 5).
   if (claim.previousStatus === 'sending' || claim.previousStatus === 'in_doubt') {
-    const verdict = await reconcile(job.operationKey, chain, claim, deps, { recipient: job.recipient, since: job.firstArrivalAt });
+    const verdict = await reconcile(job.operationKey, chain, claim, deps, {
+      recipient: job.recipient,
+      since: job.firstArrivalAt,
+      content: { route: job.route, text: job.text, subject: job.subject, data: job.data },
+    });
     // Cancelled meanwhile: an attempt that got through stands; nothing is sent anew.
     if (claim.cancelRequested && verdict.kind !== 'found' && verdict.kind !== 'unknown') return { kind: 'cancelled', reason: 'cancel_requested' };
     switch (verdict.kind) {
