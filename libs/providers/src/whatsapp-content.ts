@@ -41,9 +41,9 @@ export function freeform(src: WhatsappSource): FreeformContent {
   return { kind: 'freeform', body: src.text || src.subject };
 }
 
-/** The template send: each placeholder's value rendered against the operation's `{ data, recipient, route }`. */
+/** The template send: each placeholder's value rendered against the operation's `{ data, recipient, route, subject, text }`. */
 export function templated(template: WhatsappTemplateConfig, src: WhatsappSource): TemplateContent {
-  const context = { data: src.data, recipient: src.recipient, route: src.route ?? '' };
+  const context = { data: src.data, recipient: src.recipient, route: src.route ?? '', subject: src.subject, text: src.text };
   const variables = Object.fromEntries(Object.entries(template.variables).map(([k, v]) => [k, renderTemplate(v, context)]));
   return { kind: 'template', contentSid: template.contentSid, variables, template };
 }

@@ -13,7 +13,7 @@ export const whatsappTemplateSchema = z
       .record(z.string().min(1), z.string())
       .default({})
       .meta({
-        description: 'Placeholder → value template (`"1": "{{data.name}}"`), rendered against `{ data, recipient, route }` of the operation and sent as the `ContentVariables` JSON.',
+        description: 'Placeholder → value template (`"1": "{{data.name}}"`), rendered against the operation\'s `{ data, recipient, route, subject, text }` (`text`: the route\'s rendered text) and sent as the `ContentVariables` JSON.',
         keyName: 'placeholder',
       }),
     text: z
