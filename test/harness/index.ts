@@ -11,6 +11,7 @@ export * from './test-backend';
 export * from './s3-server';
 export * from './fake-provider-api';
 export * from './fake-provider-dialects';
+export * from './fake-twilio-whatsapp';
 export * from './relay-crash-run';
 export * from './postgres-server';
 export * from './rabbitmq-server';

@@ -147,7 +147,11 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
   history?.catch(() => undefined);
   // A previous attempt may have reached a provider: reconcile before any send (docs/protocol.md invariant 5).
   if (claim.previousStatus === 'sending' || claim.previousStatus === 'in_doubt') {
-    const verdict = await reconcile(job.operationKey, chain, claim, deps, { recipient: job.recipient, since: job.firstArrivalAt });
+    const verdict = await reconcile(job.operationKey, chain, claim, deps, {
+      recipient: job.recipient,
+      since: job.firstArrivalAt,
+      content: { route: job.route, text: job.text, subject: job.subject, data: job.data },
+    });
     // Cancelled or suppressed meanwhile: an attempt that got through stands; nothing is sent anew.
     if (verdict.kind !== 'found' && verdict.kind !== 'unknown') {
       if (claim.cancelRequested) return { kind: 'cancelled', reason: 'cancel_requested' };

@@ -1,5 +1,5 @@
 import { RetryableError, classifyError, describeError, type ErrorCode } from '@singleshot/core';
-import { budgetSpent, planChain, type BreakerPermit, type CircuitBreaker, type Provider, type SendRequest } from '@singleshot/providers';
+import { RECIPIENT_REFUSAL_CODES, budgetSpent, planChain, type BreakerPermit, type CircuitBreaker, type Provider, type SendRequest } from '@singleshot/providers';
 import type { AttemptRecord } from '@singleshot/store';
 import type { ClaimedAttempt } from './attempt';
 import type { Ending } from './deliver-types';
@@ -34,6 +34,7 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
     subject: job.subject,
     text: job.text,
     data: job.data,
+    route: job.route,
   };
   if (job.html !== undefined) request.html = job.html;
   if (a.content) {
@@ -90,7 +91,8 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
       const durationMs = a.now() - startedAt;
       deps.metrics.deliveryDuration.observe({ channel: job.channel, provider: provider.name }, durationMs / 1000);
       // Cut short by our own lost lease: that says nothing about the provider.
-      breaker?.record(a.keeper.lost() ? 'abandoned' : kind === 'permanent' ? 'success' : 'failure', permit);
+      // A permanent error, or a refusal of this recipient only (outside WhatsApp's session window), is the provider working.
+      breaker?.record(a.keeper.lost() ? 'abandoned' : kind === 'permanent' || RECIPIENT_REFUSAL_CODES.has(error.code) ? 'success' : 'failure', permit);
       // A holder that lost its lease mid-call still goes through the fenced
       // commit below: the fence rejects it (and counts it) if a later claim exists.
       if (kind === 'permanent') {

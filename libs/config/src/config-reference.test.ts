@@ -28,7 +28,7 @@ describe('docs/configuration.md', () => {
     for (const section of ['redis', 'log', 'ingest', 'dashboard', 'decision', 'delivery', 'routes', 'providers', 'mailboxes', 'limits', 'retention', 'webhooks', 'documents']) {
       expect(titles).toContain(`\`${section}\``);
     }
-    for (const type of ['http', 'smtp', 'log', 'ses', 'sendgrid', 'twilio-sms', 'slack']) expect(titles).toContain(`\`providers.<channel>[]\` with \`type: ${type}\``);
+    for (const type of ['http', 'smtp', 'log', 'ses', 'sendgrid', 'twilio-sms', 'twilio-whatsapp', 'slack']) expect(titles).toContain(`\`providers.<channel>[]\` with \`type: ${type}\``);
     const row = (path: string) => tables.flatMap((t) => t.rows).find((r) => r.path === path);
     expect(row('delivery.attempts')).toMatchObject({ type: 'integer ≥ 1', default: '`25`' });
     expect(row('redis.shards')).toMatchObject({ type: 'integer 1–1024', default: '`16`' });

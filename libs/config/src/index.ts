@@ -5,6 +5,7 @@ export * from './provider-schema';
 export * from './providers/ses-schema';
 export * from './providers/sendgrid-schema';
 export * from './providers/twilio-schema';
+export * from './providers/twilio-whatsapp-schema';
 export * from './providers/slack-schema';
 export * from './route-schema';
 export * from './document-schema';

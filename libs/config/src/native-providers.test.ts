@@ -22,6 +22,24 @@ describe('native provider config', () => {
     expect(config.providers.sms?.[0]).toMatchObject({ type: 'twilio-sms', timeoutMs: 10_000 });
     expect(config.providers.chat?.[0]).toMatchObject({ type: 'slack', endpoint: 'https://slack.com/api' });
     expect(config.providers.email?.[1]).toMatchObject({ type: 'sendgrid', endpoint: 'https://api.sendgrid.com' });
+    expect(config.providers.phone?.map((p) => p.type)).toEqual(['twilio-whatsapp', 'twilio-sms']);
+    expect(config.providers.phone?.[0]).toMatchObject({ sessionWindow: 'check', endpoint: 'https://api.twilio.com', templates: { orders: { variables: { '1': '{{data.orderId}}' } } } });
+  });
+
+  it('twilio-whatsapp: the sender, template SIDs and the window mode are checked', () => {
+    const bad = {
+      routes: [],
+      providers: {
+        phone: [{ type: 'twilio-whatsapp', name: 'w', accountSid: `AC${'0'.repeat(32)}`, authToken: 'x', from: 'whatsapp:4915', sessionWindow: 'sometimes', templates: { orders: { contentSid: 'HX1' } } }],
+      },
+    };
+    let issues: string[] = [];
+    try {
+      parseConfig(bad, {});
+    } catch (err) {
+      issues = (err as ConfigError).issues.map((i) => i.path);
+    }
+    expect(issues).toEqual(expect.arrayContaining(['providers.phone[0].from', 'providers.phone[0].sessionWindow', 'providers.phone[0].templates.orders.contentSid']));
   });
 
   it('names every problem by path', () => {

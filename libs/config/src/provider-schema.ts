@@ -4,6 +4,7 @@ import { sendgridProviderSchema } from './providers/sendgrid-schema';
 import { sesProviderSchema } from './providers/ses-schema';
 import { slackProviderSchema } from './providers/slack-schema';
 import { twilioSmsProviderSchema } from './providers/twilio-schema';
+import { twilioWhatsappProviderSchema } from './providers/twilio-whatsapp-schema';
 
 /**
  * Providers per channel: an ordered fallback list. Delivery tries them in
@@ -66,6 +67,7 @@ export const providerSchema = z.discriminatedUnion('type', [
   sesProviderSchema,
   sendgridProviderSchema,
   twilioSmsProviderSchema,
+  twilioWhatsappProviderSchema,
   slackProviderSchema,
 ]);
 

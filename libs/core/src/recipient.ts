@@ -8,12 +8,16 @@
 /**
  * How a channel's recipients are checked: `email` for channels with a mail
  * provider (smtp, ses, sendgrid), `phone` (E.164) for SMS, `slack` (a
- * conversation or user id) for Slack, `text` for the others.
+ * conversation or user id) for Slack, `whatsapp` (E.164, bare or with the
+ * `whatsapp:` channel prefix) for WhatsApp, `text` for the others.
  */
-export type RecipientKind = 'email' | 'phone' | 'slack' | 'text';
+export type RecipientKind = 'email' | 'phone' | 'whatsapp' | 'slack' | 'text';
 
 /** E.164: `+`, country code, subscriber number; 8 to 15 digits in all. */
 export const E164 = /^\+[1-9]\d{7,14}$/;
+
+/** A WhatsApp address as Twilio writes it: `whatsapp:` + E.164; the bare number is accepted too. */
+export const WHATSAPP_RECIPIENT = /^(?:whatsapp:)?\+[1-9]\d{7,14}$/;
 
 /** Slack conversation ids (C… public, G… private, D… direct) and user ids (U…, W…). */
 export const SLACK_RECIPIENT = /^[CGDUW][A-Z0-9]{6,}$/;
@@ -37,6 +41,7 @@ export function recipientProblem(kind: RecipientKind, recipient: string): string
   if (CONTROL.test(recipient)) return 'contains a control character';
   if (kind === 'text') return recipient.length > MAX_TEXT_RECIPIENT ? `longer than ${MAX_TEXT_RECIPIENT} characters` : undefined;
   if (kind === 'phone') return E164.test(recipient) ? undefined : 'is not an E.164 phone number (+14155550100)';
+  if (kind === 'whatsapp') return WHATSAPP_RECIPIENT.test(recipient) ? undefined : 'is not a WhatsApp number (+14155550100 or whatsapp:+14155550100)';
   if (kind === 'slack') return SLACK_RECIPIENT.test(recipient) ? undefined : 'is not a Slack conversation or user id (C…, G…, D…, U…, W…)';
   // RFC 5321 4.5.3.1: path at most 256 octets including the angle brackets; local part 64.
   if (Buffer.byteLength(recipient, 'utf8') > 254) return 'longer than 254 octets (RFC 5321)';

@@ -144,6 +144,20 @@ export function classifyTwilioError(code: number | undefined, status: number): O
   return listed ?? classifyHttpStatus(status);
 }
 
+/** Twilio's answer to a free-form WhatsApp message outside the 24-hour customer service window. */
+export const TWILIO_OUTSIDE_WINDOW = 63016;
+
+/** Our code for "WhatsApp cannot take this message for this recipient now, a template is needed and none is configured". */
+export const WHATSAPP_OUTSIDE_SESSION = 'WHATSAPP_OUTSIDE_SESSION';
+
+/**
+ * Codes of a retryable refusal that concerns one recipient, not the
+ * provider's health: the circuit breaker counts them as the provider working,
+ * so that recipients outside their WhatsApp window cannot open the breaker
+ * for the ones inside it.
+ */
+export const RECIPIENT_REFUSAL_CODES: ReadonlySet<string> = new Set([WHATSAPP_OUTSIDE_SESSION]);
+
 // ---------------------------------------------------------------------------
 // Slack Web API `chat.postMessage` (HTTP 200 `{ ok: false, error }`, or 429)
 

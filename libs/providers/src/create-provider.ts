@@ -6,6 +6,7 @@ import { SesProvider } from './ses-provider';
 import { SlackProvider } from './slack-provider';
 import { SmtpProvider } from './smtp-provider';
 import { TwilioSmsProvider } from './twilio-sms-provider';
+import { TwilioWhatsappProvider } from './twilio-whatsapp-provider';
 import type { Provider, ProviderDeps, ProviderOptions } from './provider';
 
 /**
@@ -28,6 +29,8 @@ export function createProvider(options: ProviderOptions, deps: ProviderDeps = {}
       return new SendgridProvider(options, deps);
     case 'twilio-sms':
       return new TwilioSmsProvider(options, deps);
+    case 'twilio-whatsapp':
+      return new TwilioWhatsappProvider(options, deps);
     case 'slack':
       return new SlackProvider(options, deps);
     default: {

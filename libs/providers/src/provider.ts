@@ -22,6 +22,8 @@ export interface SendRequest {
   /** The operation's documents, each with a time-limited link (webhook payloads carry these). */
   documents?: DocumentLink[];
   data: Record<string, unknown>;
+  /** The route that made the operation (a provider may pick per-route settings by it, e.g. a WhatsApp template). */
+  route?: string;
 }
 
 /** A generated document attached to an email. */
@@ -87,6 +89,12 @@ export type LookupResult = { found: true; externalId: string } | { found: false 
 export interface LookupTarget {
   recipient: string;
   since: number;
+  /**
+   * What the operation sends (the same on every attempt), for providers that
+   * can only recognize a copy by its content (Twilio keeps nothing of ours on
+   * a message).
+   */
+  content?: { route: string; text: string; subject: string; data: Record<string, unknown> };
 }
 
 export interface Provider {
@@ -120,6 +128,7 @@ export type {
   SlackProviderConfig,
   SmtpProviderConfig,
   TwilioSmsProviderConfig,
+  TwilioWhatsappProviderConfig,
 } from '@singleshot/config';
 
 /**
@@ -137,4 +146,5 @@ export type LogProviderOptions = Extract<ProviderInput, { type: 'log' }>;
 export type SesProviderOptions = Extract<ProviderInput, { type: 'ses' }>;
 export type SendgridProviderOptions = Extract<ProviderInput, { type: 'sendgrid' }>;
 export type TwilioSmsProviderOptions = Extract<ProviderInput, { type: 'twilio-sms' }>;
+export type TwilioWhatsappProviderOptions = Extract<ProviderInput, { type: 'twilio-whatsapp' }>;
 export type SlackProviderOptions = Extract<ProviderInput, { type: 'slack' }>;

@@ -8,6 +8,16 @@ describe('recipient kinds of the native providers', () => {
     expect(recipientKindOf(['twilio-sms'])).toBe('phone');
     expect(recipientKindOf(['slack'])).toBe('slack');
     expect(recipientKindOf(['http', 'log'])).toBe('text');
+    expect(recipientKindOf(['twilio-whatsapp'])).toBe('whatsapp');
+    // SMS cannot send to `whatsapp:+…`: a chain with both takes bare numbers only.
+    expect(recipientKindOf(['twilio-whatsapp', 'twilio-sms'])).toBe('phone');
+    expect(recipientKindOf(['twilio-sms', 'twilio-whatsapp'])).toBe('phone');
+  });
+
+  it('WhatsApp takes E.164, bare or with the whatsapp: prefix', () => {
+    for (const ok of ['+4915112345678', 'whatsapp:+4915112345678']) expect(recipientProblem('whatsapp', ok), ok).toBeUndefined();
+    for (const bad of ['whatsapp:4915112345678', 'WhatsApp:+4915112345678', 'whatsapp:', '+49 151', 'sms:+4915112345678']) expect(recipientProblem('whatsapp', bad), bad).toContain('WhatsApp');
+    expect(recipientProblem('phone', 'whatsapp:+4915112345678')).toContain('E.164');
   });
 
   it('SMS needs E.164, Slack a conversation or user id', () => {
