@@ -117,6 +117,11 @@ export class Suppressions {
     return this.redis.zrevrange(this.keys.suppressionIndex(), offset, offset + count - 1);
   }
 
+  /** Every key a change of `recipient` writes (the record and each shard's copy), for a replica wait. */
+  keysOf(recipient: string): string[] {
+    return [this.keys.suppressions(recipient), ...Array.from({ length: this.keys.shards }, (_, shard) => this.keys.suppressionCopy(shard, recipient))];
+  }
+
   /** The change in the copy of every shard, all sent at once (one round trip of latency). */
   private async copy(recipient: string, change: { set: string[]; remove: string[]; version?: string }): Promise<void> {
     await Promise.all(
