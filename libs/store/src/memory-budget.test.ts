@@ -45,7 +45,7 @@ async function notify(event: number): Promise<{ messageKey: string; operationKey
   await messages.markQueued(messageKey);
   const recipients = [`customer-${event}@example.com`, `sales-${event}@example.com`];
   const operationKeys = recipients.map((r) => sha(`${messageKey}:notify_owner:v1:${r}:email:v1`));
-  await messages.markDecided(messageKey, operationKeys);
+  await messages.recordDecision(messageKey, operationKeys.map((operationKey, i) => ({ operationKey, target: `email:${recipients[i]}` })));
   for (const [i, recipient] of recipients.entries()) {
     const operationKey = operationKeys[i] as string;
     const job = {
