@@ -94,6 +94,6 @@ describe('preferences against scheduled operations', () => {
     expect(byRecipient.get(CONTROL)?.every((s) => s.startsWith('sent/'))).toBe(true);
     expect(smtp.messages.filter((m) => OPTED.some((r) => m.envelope.to.includes(r)))).toHaveLength(0);
     expect(smtp.messages.filter((m) => m.envelope.to.includes(CONTROL))).toHaveLength(CONTROLS);
-    console.log(`preferences race: ${opted.length} opted-out operations suppressed, ${CONTROLS} control operations sent; PUTs answered ${firstDue - answeredAt} ms before the first was due`);
+    process.stdout.write(`\npreferences race: ${opted.length} opted-out operations suppressed, ${CONTROLS} control operations sent; PUTs answered ${firstDue - answeredAt} ms before the first was due\n`);
   }, 90_000);
 });
