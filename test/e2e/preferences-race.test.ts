@@ -5,7 +5,7 @@ import { spawnApps, startSmtpSink, startTestRedis, testConfig, waitUntil, writeC
 import { testRuntime } from '../support/runtime';
 
 // A PUT of preferences against operations already scheduled: 200 `news`
-// operations for four recipients, due 3 to 6 s ahead, then one PUT per
+// operations for four recipients, due 5 to 8 s ahead, then one PUT per
 // recipient opting out of `news` by email. Once the PUTs have answered, none
 // of the 200 may reach the SMTP sink; every one ends suppressed (opted_out).
 // Twenty operations of a recipient who did not opt out, scheduled alike,
@@ -50,7 +50,8 @@ describe('preferences against scheduled operations', () => {
     const events = [
       ...OPTED.flatMap((recipient, r) => Array.from({ length: PER_OPTED }, (_, i) => ({ id: `o-${r}-${i}`, recipient }))),
       ...Array.from({ length: CONTROLS }, (_, i) => ({ id: `k-${i}`, recipient: CONTROL })),
-    ].map((e, i) => ({ ...e, sendAt: start + 3_000 + ((i * 7_919) % 3_000) }));
+    // 5 s of head start: 220 events are posted and decided before the PUT, which a loaded machine takes seconds for.
+    ].map((e, i) => ({ ...e, sendAt: start + 5_000 + ((i * 7_919) % 3_000) }));
     const opOf = (e: { id: string; recipient: string }) => operationKey({ messageKey: eventMessageKey('news', e.id), action: parseAction('notify'), recipient: e.recipient, channel: 'email' });
     for (let i = 0; i < events.length; i += 50) {
       await Promise.all(
