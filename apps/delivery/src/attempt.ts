@@ -1,6 +1,7 @@
 import type { DeliverJobData } from '@singleshot/core';
 import type { AttemptRecord } from '@singleshot/store';
 import type { ScopedLogger } from '@singleshot/observability';
+import type { ListUnsubscribe } from '@singleshot/providers';
 import type { ReservedTrial } from './breaker-gate';
 import type { ClaimState, DeliverDeps } from './deliver-types';
 import type { LeaseKeeper } from './lease-keeper';
@@ -20,6 +21,8 @@ export class ClaimedAttempt {
   gate?: DocumentGate;
   /** The documents this send carries (attachments and links), once loaded. */
   content?: PreparedDocuments;
+  /** The one-click unsubscribe of this email (a route with a category), signed before the claim. */
+  listUnsubscribe?: ListUnsubscribe;
 
   constructor(
     readonly job: DeliverJobData,

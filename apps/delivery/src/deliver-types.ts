@@ -5,6 +5,7 @@ import type { DeadJobData } from '@singleshot/queues';
 import type { BreakerRegistry, Provider } from '@singleshot/providers';
 import type { DeliveryConfig, RateLimitConfig } from '@singleshot/config';
 import type { Logger, Metrics, ScopedLogger } from '@singleshot/observability';
+import type { UnsubscribeLinks } from '@singleshot/runtime';
 import type { LeaseKeeper } from './lease-keeper';
 
 // The types the delivery modules share. They live apart from the orchestrator
@@ -73,6 +74,8 @@ export interface DeliverDeps {
   replicateClaim?(operationKey: string, ownersBefore: string | undefined): Promise<void>;
   /** Where the claim of `operationKey` goes now (`Runtime.slotOwners`), read before it; with `replicateClaim`. */
   claimOwners?(operationKey: string): string;
+  /** One-click unsubscribe links for email of routes with a category (`unsubscribe.publicBaseUrl`); none: no header. */
+  unsubscribe?: Pick<UnsubscribeLinks, 'link'>;
   /** Aborted on shutdown: a claim not yet sent is released instead of sent. */
   shutdown?: AbortSignal;
   now?: () => number;

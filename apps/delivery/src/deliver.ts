@@ -11,6 +11,7 @@ import { keepLease } from './lease-keeper';
 import { applyRecipientLimits } from './limits';
 import { reconcile } from './reconcile';
 import { sendThroughChain } from './send-chain';
+import { needsUnsubscribe, unsubscribeOf } from './unsubscribe-header';
 
 export type { DeliverDeps, DeliverOutcome } from './deliver-types';
 
@@ -76,6 +77,8 @@ async function claimAndSend(
   const { leaseMs } = deps.policy;
   // The lease runs from when Redis ran the claim, not from when its answer was read.
   const claimSentAt = now();
+  // Signed before the claim: a secret Redis cannot give yet fails the job with nothing claimed.
+  const listUnsubscribe = needsUnsubscribe(job, deps) ? await unsubscribeOf(job as DeliverJobData & { category: string }, deps) : undefined;
   // Before the claim: a failover that moves its slot before the replica wait fails the wait.
   const claimOwners = deps.claimOwners?.(job.operationKey);
   const claim = await deps.operations.claim({
@@ -125,6 +128,7 @@ async function claimAndSend(
   try {
     const attempt = new ClaimedAttempt(job, deps, { ...claim, keeper, log }, trial);
     if (documents) attempt.gate = documents;
+    if (listUnsubscribe) attempt.listUnsubscribe = listUnsubscribe;
     return await finish(attempt, await decide(attempt));
   } finally {
     keeper.stop();

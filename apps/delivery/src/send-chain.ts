@@ -37,6 +37,7 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
     route: job.route,
   };
   if (job.html !== undefined) request.html = job.html;
+  if (a.listUnsubscribe) request.listUnsubscribe = a.listUnsubscribe;
   if (a.content) {
     request.attachments = a.content.attachments;
     request.documents = a.content.documents;

@@ -4,7 +4,7 @@ import { waitReplicasOf, type RateLimitConfig } from '@singleshot/config';
 import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider } from '@singleshot/providers';
 import { BatchRunner, QUEUES, addDead, requeueDelivery, type BatchOutcome, type DeliverBatchJobData } from '@singleshot/queues';
 import { RateLimiter, ReplicaBarrier, assertSlotOwners } from '@singleshot/store';
-import { PartitionWorkers, consumedPartitions, documentLinkSecret, type Runtime } from '@singleshot/runtime';
+import { PartitionWorkers, consumedPartitions, documentLinkSecret, unsubscribeLinks, type Runtime } from '@singleshot/runtime';
 import { signDocumentLink } from '@singleshot/documents';
 import { deliver, type DeliverDeps, type DeliverOutcome } from './deliver';
 import { CallLimit } from './call-limit';
@@ -71,6 +71,8 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   const claims = replicated ? new ReplicaBarrier((keys) => rt.replicate(rt.redis, keys)) : undefined;
   // The slots a job's endings (and hand-offs) wrote: each operation's state and the job's queue.
   const commitKeys = (ops: readonly DeliverJobData[], queueName: string) => [...ops.map((op) => rt.keys.op(op.operationKey)), queueName];
+  // Undefined without unsubscribe.publicBaseUrl: then no email carries List-Unsubscribe.
+  const unsubscribe = unsubscribeLinks({ redis: rt.redis, keys: rt.keys, config: rt.config.unsubscribe });
   const deps: DeliverDeps = {
     operations: traced ? tracedOperations(rt.operations) : rt.operations,
     ...(claims
@@ -108,6 +110,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
         return { url: signDocumentLink({ baseUrl: docs.links.baseUrl, storeKey, expiresAt, secret }), expiresAt: new Date(expiresAt).toISOString() };
       },
     },
+    ...(unsubscribe ? { unsubscribe } : {}),
     workerId: rt.workerId,
     logger,
     metrics: rt.metrics,

@@ -18,6 +18,10 @@ export interface IngestRoutesOptions {
   feedback?: readonly IngestRoute[];
   /** Signed document links (`/v1/documents/…`; documentsRoute). */
   documents?: IngestRoute;
+  /** A recipient's opt-outs (`/v1/preferences/{recipient}`; preferencesRoutes). */
+  preferences?: readonly IngestRoute[];
+  /** One-click unsubscribe links (`/v1/unsubscribe/<token>`; unsubscribeRoutes). */
+  unsubscribe?: readonly IngestRoute[];
 }
 
 /**
@@ -25,7 +29,7 @@ export interface IngestRoutesOptions {
  * producers' `POST /v1/events` first). The OpenAPI document served at
  * `/openapi.json` is generated from this very table.
  */
-export function ingestRoutes({ ctx, registry, ready, providerWebhooks = [], feedback = [], documents }: IngestRoutesOptions): IngestRoute[] {
+export function ingestRoutes({ ctx, registry, ready, providerWebhooks = [], feedback = [], documents, preferences = [], unsubscribe = [] }: IngestRoutesOptions): IngestRoute[] {
   let document: object | undefined;
   const routes: IngestRoute[] = [
     eventsRoute(ctx),
@@ -34,6 +38,8 @@ export function ingestRoutes({ ctx, registry, ready, providerWebhooks = [], feed
     ...providerWebhooks,
     ...feedback,
     ...(documents ? [documents] : []),
+    ...preferences,
+    ...unsubscribe,
     ...probeRoutes({ registry, ready, logger: ctx.logger, document: () => (document ??= ingestOpenApi(routes)) }),
   ];
   return routes;

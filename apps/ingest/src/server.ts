@@ -2,13 +2,15 @@ import { waitReplicasOf } from '@singleshot/config';
 import { normalizeRecipient } from '@singleshot/core';
 import { Cancellations, FeedbackStore, MessageStore, Suppressions } from '@singleshot/store';
 import { listen } from '@singleshot/http';
-import { defaultReady, documentLinkSecret, type RunningWorker } from '@singleshot/runtime';
+import { defaultReady, documentLinkSecret, readOnce, unsubscribeSecret, type RunningWorker } from '@singleshot/runtime';
 import { Acceptor, acceptanceKeys } from '@singleshot/intake';
 import { IngestCounters } from './counters';
 import { serveRoutes } from './http/serve';
 import { IntakeGate } from './intake-gate';
 import { ingestRoutes } from './route-table';
 import { documentsRoute } from './routes/documents';
+import { preferencesRoutes } from './routes/preferences';
+import { unsubscribeRoutes } from './routes/unsubscribe';
 import type { IngestContext, IngestRuntime } from './context';
 import { acceptMail } from './mail-intake';
 import { startMailboxPollers } from './mailbox-pollers';
@@ -142,6 +144,8 @@ export async function startIngest(
       })),
       logger: rt.logger,
     }),
+    preferences: preferencesRoutes({ suppressions, logger: ctx.logger, maxBodyBytes: ctx.maxBodyBytes, maxJsonDepth: ctx.limits.maxJsonDepth }),
+    unsubscribe: unsubscribeRoutes({ suppressions, logger: ctx.logger, secret: readOnce(() => unsubscribeSecret(rt.redis, rt.keys, rt.config.unsubscribe.secret)) }),
   });
   const { ingest } = rt.config;
   // One gate for every route: the in-flight cap and each key's bucket count them all.

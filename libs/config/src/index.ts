@@ -19,3 +19,4 @@ export * from './redact';
 export * from './load-config';
 export * from './partitions';
 export * from './feedback-schema';
+export * from './unsubscribe-schema';

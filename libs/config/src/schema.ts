@@ -7,6 +7,7 @@ import { routeSchema } from './route-schema';
 import { documentsSchema } from './document-schema';
 import { sourcesSchema } from './source-schema';
 import { feedbackSchema } from './feedback-schema';
+import { unsubscribeSchema } from './unsubscribe-schema';
 
 /**
  * The config file (docs/contract.md "Config file"). Every section is optional and
@@ -266,6 +267,9 @@ export const configSchema = z.strictObject({
   feedback: feedbackSchema
     .prefault({})
     .describe('Delivery feedback from providers (`POST /v1/feedback/<provider>`: bounces, complaints, deliveries; see feedback.md). A provider without an entry answers 404.'),
+  unsubscribe: unsubscribeSchema
+    .prefault({})
+    .describe('One-click unsubscribe (RFC 8058) for email of routes with a `category` (see preferences.md). Off until `publicBaseUrl` is set.'),
   sources: sourcesSchema,
   documents: documentsSchema.prefault({}).describe('How documents are generated and kept (see templates-and-documents.md).'),
   /**

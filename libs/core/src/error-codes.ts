@@ -55,6 +55,9 @@ export const ERROR_CODES = {
   // Documents
   BAD_LINK: 'a document link signature is missing or invalid',
   LINK_EXPIRED: 'a document link has expired',
+  BAD_UNSUBSCRIBE_TOKEN: 'an unsubscribe link token is malformed or its signature is invalid',
+  UNSUBSCRIBE_EXPIRED: 'an unsubscribe link has expired',
+  INVALID_PREFERENCES: 'a preferences body or recipient fails validation',
   DOCUMENT_FAILED: 'a document the message needs could not be generated',
   DOCUMENT_MISSING: 'a stored document is missing from the document store',
   DOCUMENT_STORE: 'the document store failed',

@@ -15,3 +15,4 @@ export * from './ending-reasons';
 export * from './log-events';
 export * from './quiet-hours';
 export * from './feedback';
+export * from './unsubscribe-token';

@@ -65,6 +65,10 @@ export const LOG_EVENTS = {
   invalid_render_job: 'a render job fails validation',
   render_finished: 'a render job ended (info; the outcome is in the line)',
   document_download_failed: 'a document download failed (store unreachable)',
+  preferences_store_unavailable: 'preferences could not be read or written: Redis unavailable (503, retry)',
+  preferences_changed: 'a recipient\'s opt-outs were replaced (PUT /v1/preferences)',
+  unsubscribe_refused: 'an unsubscribe link was refused (bad or expired token); nothing changed',
+  unsubscribed: 'a one-click unsubscribe opted a recipient out of a category on a channel',
   // Ingest and dashboard
   ingest_listening: 'ingest listens',
   ingest_anonymous: 'ingest accepts anonymous producers',

@@ -1,4 +1,5 @@
 export * from './provider';
+export * from './list-unsubscribe';
 export * from './provider-options';
 export * from './classify';
 export * from './classify-native';

@@ -5,6 +5,7 @@
  * throws, what happened (see `classify.ts`).
  */
 import type { ProviderInput, ProviderType } from '@singleshot/config';
+import type { ListUnsubscribe } from './list-unsubscribe';
 
 /** One rendered notification for one recipient on one channel. */
 export interface SendRequest {
@@ -21,6 +22,8 @@ export interface SendRequest {
   attachments?: Attachment[];
   /** The operation's documents, each with a time-limited link (webhook payloads carry these). */
   documents?: DocumentLink[];
+  /** One-click unsubscribe of an email of a route with a category; email providers add its headers, others ignore it. */
+  listUnsubscribe?: ListUnsubscribe;
   data: Record<string, unknown>;
   /** The route that made the operation (a provider may pick per-route settings by it, e.g. a WhatsApp template). */
   route?: string;

@@ -4,6 +4,7 @@ import { ApiTransport, excerpt, header } from './api-transport';
 import { errorFor } from './classify';
 import { classifySendgridStatus } from './classify-native';
 import { resolveOptions } from './provider-options';
+import { listUnsubscribeRecord } from './list-unsubscribe';
 import { OPERATION_HEADER } from './smtp-provider';
 import type { CallContext, Provider, ProviderDeps, SendRequest, SendResult, SendgridProviderConfig, SendgridProviderOptions } from './provider';
 
@@ -51,7 +52,7 @@ export class SendgridProvider implements Provider {
       // SendGrid rejects an empty subject; a notification without one still goes out.
       subject: req.subject || ' ',
       content: [{ type: 'text/plain', value: req.text || ' ' }],
-      headers: { [OPERATION_HEADER]: req.operationKey },
+      headers: { [OPERATION_HEADER]: req.operationKey, ...listUnsubscribeRecord(req.listUnsubscribe) },
       custom_args: { [SENDGRID_OPERATION_ARG]: req.operationKey, message_key: req.messageKey },
     });
     const res = await this.transport.request(

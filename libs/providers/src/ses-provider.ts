@@ -5,6 +5,7 @@ import { classifySdkTransport, classifySesError } from './classify-native';
 import { startDeadline } from './deadline';
 import { InFlight } from './in-flight';
 import { resolveOptions } from './provider-options';
+import { listUnsubscribeHeaders } from './list-unsubscribe';
 import { OPERATION_HEADER } from './smtp-provider';
 import type { CallContext, Provider, ProviderDeps, SendRequest, SendResult, SesProviderConfig, SesProviderOptions } from './provider';
 
@@ -86,7 +87,7 @@ export class SesProvider implements Provider {
           Simple: {
             Subject: { Data: req.subject, Charset: 'UTF-8' },
             Body: { Text: { Data: req.text, Charset: 'UTF-8' } },
-            Headers: [{ Name: OPERATION_HEADER, Value: req.operationKey }],
+            Headers: [{ Name: OPERATION_HEADER, Value: req.operationKey }, ...(req.listUnsubscribe ? listUnsubscribeHeaders(req.listUnsubscribe).map((h) => ({ Name: h.name, Value: h.value })) : [])],
           },
         },
         EmailTags: [{ Name: SES_OPERATION_TAG, Value: req.operationKey }],

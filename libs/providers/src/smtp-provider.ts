@@ -18,6 +18,7 @@ import {
   type SmtpProviderOptions,
 } from './provider';
 import { InFlight } from './in-flight';
+import { listUnsubscribeRecord } from './list-unsubscribe';
 import { resolveOptions } from './provider-options';
 
 /** Header that carries the operation key next to the Message-ID (survives gateways that rewrite ids). */
@@ -115,6 +116,7 @@ export class SmtpProvider implements Provider {
           [OPERATION_HEADER]: req.operationKey,
           [`X-PM-Metadata-${POSTMARK_OPERATION_METADATA}`]: req.operationKey,
           'X-Mailgun-Variables': JSON.stringify({ [MAILGUN_OPERATION_VARIABLE]: req.operationKey }),
+          ...listUnsubscribeRecord(req.listUnsubscribe),
         },
         // The content is ours, never a path or URL to fetch.
         disableFileAccess: true,

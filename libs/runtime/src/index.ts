@@ -7,3 +7,5 @@ export * from './refusal-aware-worker';
 export * from './in-flight-jobs';
 export * from './route-templates';
 export * from './document-store-factory';
+export * from './shared-secrets';
+export * from './unsubscribe-links';

@@ -208,6 +208,11 @@ export class KeyBuilder {
     return `${this.prefix}:documents:linksecret`;
   }
 
+  /** The HMAC key of unsubscribe links when none is configured (generated once, SET NX). */
+  unsubscribeSecret(): string {
+    return `${this.prefix}:unsubscribe:secret`;
+  }
+
   /** Held (SET NX PX) by the one delivery process whose recovery sweeper runs. */
   sweeperLock(): string {
     return `${this.prefix}:sweeper:lock`;

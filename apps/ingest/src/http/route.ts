@@ -57,7 +57,7 @@ export interface RouteDoc {
  * - `open`: nothing (probes, the document).
  */
 export interface IngestRoute {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT';
   readonly path: string;
   readonly gate: 'producer' | 'shed' | 'open';
   /** Read the body, inflated, up to this many bytes. */
