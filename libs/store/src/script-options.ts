@@ -140,7 +140,7 @@ export interface ScriptOptions {
     retentionMs: Decimal;
     journalMinId: Decimal;
   };
-  'suppression-write-1': { mode: 'add' | 'remove' | 'preferences'; field?: string; value?: string; optOuts?: string[]; detail?: string };
+  'suppression-write-1': { mode: 'add' | 'remove' | 'preferences' | 'opt-out'; field?: string; value?: string; optOuts?: string[]; detail?: string };
   /** set = [field, expiry, ...] (expiry '' for none). */
   'suppression-copy-1': { set: string[]; remove: string[]; version?: Decimal };
   'rate-limit-1': { now: Decimal; windowStart: Decimal; windowMs: Decimal; max: number; operationKey: string; force: boolean };

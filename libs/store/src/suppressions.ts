@@ -94,6 +94,25 @@ export class Suppressions {
     return Number(version);
   }
 
+  /**
+   * Adds one opt-out to those a recipient has (one-click unsubscribe), in one
+   * step with the version, so a concurrent PUT is never lost; false when the
+   * recipient had that opt-out already (nothing written).
+   */
+  async addOptOut(recipient: string, optOut: OptOut, by: string): Promise<boolean> {
+    const now = this.now();
+    const field = optOutField(optOut);
+    const [changed, version] = (await runScript(this.redis, 'suppression-write-1', [this.keys.suppressions(recipient)], {
+      mode: 'opt-out',
+      optOuts: [field],
+      detail: JSON.stringify({ by, at: now }),
+    })) as [number, string];
+    if (changed !== 1) return false;
+    await this.copy(recipient, { set: [field, ''], remove: [], version });
+    await this.touch(recipient, 'opt_out', { field, by, version });
+    return true;
+  }
+
   /** A recipient's suppressions and opt-outs. */
   async get(recipient: string): Promise<RecipientSuppressions> {
     const h = await this.redis.hgetall(this.keys.suppressions(recipient));

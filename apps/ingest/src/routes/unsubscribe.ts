@@ -7,7 +7,7 @@ import { confirmPage, donePage, refusedPage, sendPage } from './unsubscribe-page
 
 /** What the unsubscribe routes need. */
 export interface UnsubscribeDeps {
-  suppressions: Pick<Suppressions, 'get' | 'setOptOuts'>;
+  suppressions: Pick<Suppressions, 'get' | 'addOptOut'>;
   /** The tokens' HMAC key (configured, or the one kept in Redis), read once per process. */
   secret(): Promise<string>;
   logger: Logger;
@@ -17,8 +17,6 @@ export interface UnsubscribeDeps {
 const PATH = '/v1/unsubscribe/:token';
 // A one-click POST body is `List-Unsubscribe=One-Click`; anything more is not read.
 const BODY_LIMIT = 1_024;
-// A write that raced another (a PUT of the same recipient) is looked at again, a few times at most.
-const ATTEMPTS = 3;
 
 const covers = (o: OptOut, claim: UnsubscribeClaim) => (o.channel === undefined || o.channel === claim.channel) && (o.category === undefined || o.category === claim.category);
 
@@ -52,14 +50,11 @@ export function unsubscribeRoutes(deps: UnsubscribeDeps): IngestRoute[] {
 
   /** Adds the claim's opt-out unless one already covers it; true when it wrote. */
   const optOut = async (claim: UnsubscribeClaim): Promise<boolean> => {
-    for (let attempt = 1; ; attempt++) {
-      const record = await deps.suppressions.get(claim.recipient);
-      if (record.optOuts.some((o) => covers(o, claim))) return false;
-      const optOuts = [...record.optOuts.map(({ channel, category }) => ({ ...(channel ? { channel } : {}), ...(category ? { category } : {}) })), { channel: claim.channel, category: claim.category }];
-      const version = await deps.suppressions.setOptOuts(claim.recipient, optOuts, 'unsubscribe:one-click');
-      // The next version is ours alone: nothing wrote between the read and the write.
-      if (version === record.version + 1 || attempt === ATTEMPTS) return true;
-    }
+    const record = await deps.suppressions.get(claim.recipient);
+    // A broader opt-out (all categories, all channels) already covers it: nothing to write.
+    if (record.optOuts.some((o) => covers(o, claim))) return false;
+    // One step with the version (suppression-write-1.lua): a producer's PUT at the same moment is never lost.
+    return deps.suppressions.addOptOut(claim.recipient, { channel: claim.channel, category: claim.category }, 'unsubscribe:one-click');
   };
 
   const get = rawRoute({

@@ -8,17 +8,20 @@
     KEYS[1] the recipient's suppression record hash
 
     ARGV[1] options (JSON, ScriptOptions['suppression-write-1'] in script-options.ts):
-      mode     add | remove | preferences
+      mode     add | remove | preferences | opt-out
       field    with add and remove: `s|<channel>|<category or *>` or `p|…`
       value    with add: the entry (JSON: reason, origin, by, at, expiresAt)
       optOuts  with preferences: every `p|…` field the recipient opts out of now
-      detail   with preferences: the value of each (JSON: by, at)
+               (with opt-out: the one `p|…` field added to those there are)
+      detail   with preferences and opt-out: the value of each (JSON: by, at)
 
   Output:
     { changed (1|0), version, removedField1, ... }
     add: changed is 0 when the entry existed (the first one stands: a bounce
     reported three times is one suppression); remove: 0 when there was none;
-    preferences: version is the new opt-out version, the removed fields follow.
+    preferences: version is the new opt-out version, the removed fields follow;
+    opt-out: changed is 0 when the recipient had opted out so already (the
+    version is then unchanged): one step, so a concurrent PUT is never lost.
 ]]
 local key = KEYS[1]
 local o = cjson.decode(ARGV[1])
@@ -28,6 +31,12 @@ if o.mode == 'add' then
 end
 if o.mode == 'remove' then
   return { redis.call('HDEL', key, o.field), redis.call('HGET', key, 'pv') or '0' }
+end
+
+if o.mode == 'opt-out' then
+  local field = o.optOuts[1]
+  if redis.call('HSETNX', key, field, o.detail) == 0 then return { 0, redis.call('HGET', key, 'pv') or '0' } end
+  return { 1, tostring(redis.call('HINCRBY', key, 'pv', 1)) }
 end
 
 -- preferences: the whole set of opt-outs is replaced (PUT).
