@@ -127,7 +127,8 @@ export async function startIngest(
       // recipient on that channel before the feedback post is answered: no
       // claim after the 200 sends to them (claim-8.lua reads the copy).
       onSuppressionSignal: async (channel, recipient, reason, origin) => {
-        await suppressions.add({ channel, recipient: normalizeRecipient(recipient), reason, origin: reason === 'complaint' ? 'complaint' : reason === 'unsubscribe' ? 'unsubscribe' : 'bounce', by: `feedback:${origin.source}:${origin.eventId}` });
+        const added = await suppressions.add({ channel, recipient: normalizeRecipient(recipient), reason, origin: reason === 'complaint' ? 'complaint' : reason === 'unsubscribe' ? 'unsubscribe' : 'bounce', by: `feedback:${origin.source}:${origin.eventId}` });
+        if (added) rt.metrics.suppressionsAdded.inc({ reason });
       },
       ...options.feedback,
     }),
