@@ -58,7 +58,8 @@ describe('POST and DELETE /admin/api/suppressions', () => {
     const entry = { channel: 'webhook', recipient: 'x@x.test', reason: 'r' };
     const anonymous = await fetch(`${base}/admin/api/suppressions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(entry) });
     expect(anonymous.status).toBe(401);
-    for (const headers of [{ origin: 'http://evil.example' }, { 'sec-fetch-site': 'cross-site' }]) {
+    const crossSite: Array<Record<string, string>> = [{ origin: 'http://evil.example' }, { 'sec-fetch-site': 'cross-site' }];
+    for (const headers of crossSite) {
       expect(await add(entry, headers)).toMatchObject({ status: 403, body: { error: { code: 'CROSS_ORIGIN' } } });
       expect(await remove(entry, headers)).toMatchObject({ status: 403, body: { error: { code: 'CROSS_ORIGIN' } } });
     }
