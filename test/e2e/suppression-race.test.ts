@@ -18,6 +18,8 @@ import { opOf } from './support/lifecycle';
 const OPS = Number(process.env.SUPPRESSION_RACE_OPS ?? 300);
 /** Bounces (and events) in flight at once. */
 const PARALLEL = 16;
+/** What the provider's 503 asks for: long enough for every bounce to be answered while the retries wait. */
+const RETRY_AFTER_S = Number(process.env.SUPPRESSION_RACE_RETRY_AFTER_S ?? 15);
 const PM_USER = 'postmark-hook';
 const PM_PASSWORD = 'postmark-race-password';
 
@@ -90,8 +92,10 @@ describe('hard bounces racing waiting retries', () => {
     // 2. The next ones meet a refusing provider: the kept half twice, then accepted;
     // a bounced recipient's until its bounce is answered (then accepted: a send after the answer would show).
     const answeredAt = new Map<string, number>();
+    const postedAt = new Map<string, number>();
     for (let i = 0; i < OPS; i++) if (!bounced.has(i)) sink.scriptFor(recipientOf(i), { status: 503 }, { status: 503 });
-    sink.behave((req) => (req.recipient && bounced.has(Number(req.recipient.slice(1).split('@')[0])) && !answeredAt.has(req.recipient) ? { status: 503 } : 'ok'));
+    // The refusal asks for a retry after RETRY_AFTER_S: the retry waits (not in flight) while the bounces land.
+    sink.behave((req) => (req.recipient && bounced.has(Number(req.recipient.slice(1).split('@')[0])) && !answeredAt.has(req.recipient) ? { status: 503, headers: { 'retry-after': String(RETRY_AFTER_S) } } : 'ok'));
     const from = sink.requests.length;
     await parallel(OPS, (i) => post(`second-${i}`, i));
     // Every bounced recipient's operation has been refused once: its retry waits.
@@ -118,10 +122,15 @@ describe('hard bounces racing waiting retries', () => {
         expect(res.status).toBe(200);
         return (await res.json()) as { recorded: number; duplicate: number };
       };
+      postedAt.set(recipientOf(i), Date.now());
       tallies.push(await send());
       answeredAt.set(recipientOf(i), Date.now());
       tallies.push(...(await Promise.all([send(), send()])));
     });
+    // What the test stands on: each bounce was answered while its operation's retry waited.
+    const firstRefusal = (i: number) => sink.requests.find((r, n) => n >= from && r.idempotencyKey === seconds[i])?.receivedAt as number;
+    const slow = [...bounced].filter((i) => (answeredAt.get(recipientOf(i)) as number) >= firstRefusal(i) + RETRY_AFTER_S * 1000);
+    expect(slow, `bounces answered after the retry was due (raise SUPPRESSION_RACE_RETRY_AFTER_S)`).toEqual([]);
     expect(tallies.reduce((a, t) => a + t.recorded, 0)).toBe(bounced.size);
     expect(tallies.reduce((a, t) => a + t.duplicate, 0)).toBe(2 * bounced.size);
 
@@ -129,22 +138,33 @@ describe('hard bounces racing waiting retries', () => {
     await waitUntil(async () => (await statuses(seconds)).every((s) => s === 'sent' || s === 'suppressed' || s === 'dead'), 'every operation to end', { timeoutMs: 60_000 + OPS * 200, intervalMs: 250 });
     const records = await Promise.all(seconds.map((k) => rt.operations.get(k)));
     const late: string[] = [];
+    const wrong: string[] = [];
     let refusedBefore = 0;
     for (let i = 0; i < OPS; i++) {
       const requests = sink.requests.filter((r, n) => n >= from && r.idempotencyKey === seconds[i]);
       if (bounced.has(i)) {
         const line = answeredAt.get(recipientOf(i)) as number;
-        late.push(...requests.filter((r) => r.receivedAt > line).map((r) => `${recipientOf(i)} +${r.receivedAt - line} ms`));
+        late.push(...requests.filter((r) => r.receivedAt > line).map((r) => `${recipientOf(i)}: request ${r.receivedAt - line} ms after the 200 (bounce posted ${line - (postedAt.get(recipientOf(i)) as number)} ms before it), ${JSON.stringify(records[i])}`));
         refusedBefore += requests.length;
-        expect(sink.accepted.has(seconds[i] as string), recipientOf(i)).toBe(false);
-        expect(records[i], recipientOf(i)).toMatchObject({ status: 'suppressed', reason: 'recipient_suppressed' });
+        if (sink.accepted.has(seconds[i] as string) || records[i]?.status !== 'suppressed') wrong.push(`${recipientOf(i)}: ${JSON.stringify(records[i])} accepted=${sink.accepted.has(seconds[i] as string)}`);
       } else {
         expect(records[i], recipientOf(i)).toMatchObject({ status: 'sent' });
         expect(sink.accepted.get(seconds[i] as string)?.count, recipientOf(i)).toBe(1);
       }
       expect(sink.accepted.get(firsts[i] as string)?.count).toBe(1);
     }
+    if (late.length > 0) {
+      const audit = await readSuppressionAudit(rt.redis, rt.keys, { limit: 1000 });
+      for (const line of late) {
+        const r = line.split(':')[0] as string;
+        const i = Number(r.slice(1).split('@')[0]);
+        const added = audit.find((e) => e.recipient === r && e.change === 'add');
+        console.log(line.slice(0, 80), 'posted', postedAt.get(r), 'audit', added?.at, 'answered', answeredAt.get(r), 'history', JSON.stringify(await rt.operations.history(seconds[i] as string)), 'req', sink.requests.filter((q) => q.idempotencyKey === seconds[i]).map((q) => q.receivedAt));
+      }
+    }
     expect(late).toEqual([]);
+    expect(wrong).toEqual([]);
+    for (const i of bounced) expect(records[i], recipientOf(i)).toMatchObject({ status: 'suppressed', reason: 'recipient_suppressed' });
 
     // The suppressions themselves: (the operation's channel, its recipient), from the bounce, once each.
     const suppressions = new Suppressions(rt.redis, rt.keys, { retentionMs: rt.retentionMs });
