@@ -159,7 +159,9 @@ describe('hard bounces racing waiting retries', () => {
         const r = line.split(':')[0] as string;
         const i = Number(r.slice(1).split('@')[0]);
         const added = audit.find((e) => e.recipient === r && e.change === 'add');
-        console.log(line.slice(0, 80), 'posted', postedAt.get(r), 'audit', added?.at, 'answered', answeredAt.get(r), 'history', JSON.stringify(await rt.operations.history(seconds[i] as string)), 'req', sink.requests.filter((q) => q.idempotencyKey === seconds[i]).map((q) => q.receivedAt));
+        const history = JSON.stringify(await rt.operations.history(seconds[i] as string));
+        const received = sink.requests.filter((q) => q.idempotencyKey === seconds[i]).map((q) => q.receivedAt);
+        process.stdout.write(`${r}: posted ${postedAt.get(r)}, audited ${added?.at}, answered ${answeredAt.get(r)}, requests ${received.join(',')}, history ${history}\n`);
       }
     }
     expect(late).toEqual([]);
@@ -178,9 +180,9 @@ describe('hard bounces racing waiting retries', () => {
     expect(await front.metric('singleshot_suppressions_total', { reason: 'hard_bounce' })).toBe(bounced.size);
 
     const suppressedAfter = records.filter((r, i) => bounced.has(i) && r?.status === 'suppressed').length;
-    console.log(
-      `suppression race: ${OPS} operations, ${bounced.size} bounced (posted 3x each), ${refusedBefore} refused attempts to bounced recipients before their bounce was answered, ` +
-        `${late.length} requests after the answer, ${suppressedAfter} ended suppressed, ${OPS - bounced.size} sent once; ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    process.stdout.write(
+      `\nsuppression race: ${OPS} operations, ${bounced.size} bounced (posted 3x each), ${refusedBefore} refused attempts to bounced recipients before their bounce was answered, ` +
+        `${late.length} requests after the answer, ${suppressedAfter} ended suppressed, ${OPS - bounced.size} sent once; ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
     );
   });
 });
