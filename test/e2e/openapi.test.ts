@@ -111,6 +111,22 @@ describe('OpenAPI documents against live answers', () => {
     expect(check('GET', '/v1/nothing', 200, 'application/json', {})).toHaveLength(1);
   });
 
+  /** The suppression list's answers: added, existing, refused, listed, read, audited, removed. */
+  async function suppressionAnswers(headers: Record<string, string>): Promise<Seen[]> {
+    const send = (method: string, body: unknown) => call(dashboard, method, '/admin/api/suppressions', { body: JSON.stringify(body), headers: { ...headers, 'content-type': 'application/json' } });
+    const entry = { channel: 'webhook', recipient: 'Held@Example.test', reason: 'asked by support', expiresAt: '2999-01-01T00:00:00Z' };
+    return [
+      await send('POST', entry),
+      await send('POST', entry),
+      await send('POST', { ...entry, channel: 'pigeon' }),
+      await send('POST', { channel: 'webhook' }),
+      await call(dashboard, 'GET', '/admin/api/suppressions?limit=10', { headers }),
+      await call(dashboard, 'GET', '/admin/api/suppressions/held%40example.test', { headers }),
+      await call(dashboard, 'GET', '/admin/api/suppressions/audit?limit=1', { headers }),
+      await send('DELETE', { channel: 'webhook', recipient: 'held@example.test' }),
+    ];
+  }
+
   it('dashboard: the admin document is valid OpenAPI 3.1 and every answer matches it', async () => {
     const messageKey = eventMessageKey('shop', 'evt-oa');
     const opKey = operationKey({ messageKey, action: parseAction('notify'), recipient: 'a@example.test', channel: 'webhook' });
@@ -136,6 +152,7 @@ describe('OpenAPI documents against live answers', () => {
       await call(dashboard, 'GET', '/admin/api/scheduled?limit=5', auth),
       await call(dashboard, 'POST', '/admin/api/cancellations', { body: JSON.stringify({ source: 'shop', id: 'evt-oa' }), headers: { ...auth.headers, 'content-type': 'application/json' } }),
       await call(dashboard, 'POST', '/admin/api/cancellations', { body: '{}', headers: { ...auth.headers, 'content-type': 'application/json' } }),
+      ...(await suppressionAnswers(auth.headers)),
       await call(dashboard, 'GET', '/admin/api/dlq'),
       await call(dashboard, 'GET', '/healthz'),
       await call(dashboard, 'GET', '/readyz'),
@@ -143,6 +160,6 @@ describe('OpenAPI documents against live answers', () => {
     ];
     const problems = answers.flatMap((a) => check(a.method, a.url, a.status, a.type, a.body));
     expect(problems).toEqual([]);
-    expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200, 400, 401, 404]));
+    expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200, 201, 400, 401, 404]));
   });
 });

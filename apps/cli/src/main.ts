@@ -6,6 +6,7 @@ import { registerMessages } from './commands/messages';
 import { registerQueues } from './commands/queues';
 import { registerDlq } from './commands/dlq';
 import { registerCancel } from './commands/cancel';
+import { registerSuppressions } from './commands/suppressions';
 import { registerLoadtest } from './commands/loadtest';
 import { registerStory } from './commands/story';
 
@@ -30,6 +31,7 @@ registerJournal(program);
 registerQueues(program);
 registerDlq(program);
 registerCancel(program);
+registerSuppressions(program);
 registerStory(program);
 
 // One benchmark: `npm run bench` (bench/), not a second one here.

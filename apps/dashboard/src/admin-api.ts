@@ -8,12 +8,14 @@ import { lookupRoutes } from './routes/lookups';
 import { sourceRoutes } from './routes/sources';
 import { waitingRoutes } from './routes/waiting';
 import { schedulingRoutes } from './routes/scheduling';
+import { suppressionRoutes } from './routes/suppressions';
 
 /**
  * The admin JSON API, mounted under `/admin/api` behind authentication:
  * `GET operations/:key`, `GET messages/:key`, `GET dlq`, `POST dlq/:key/replay`,
  * `GET journal?from=&to=&limit=`, `GET sources`, `GET scheduled`,
- * `POST cancellations`. Errors are `{ error: { code, message, details } }`.
+ * `POST cancellations`, `GET|POST|DELETE suppressions`, `GET suppressions/audit`,
+ * `GET suppressions/:recipient`. Errors are `{ error: { code, message, details } }`.
  */
 export function adminApiRouter(deps: AdminApiDeps): Router {
   const router = Router();
@@ -23,6 +25,7 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
   router.use(journalRoutes(deps));
   router.use(waitingRoutes(deps));
   router.use(schedulingRoutes(deps));
+  router.use(suppressionRoutes(deps));
   router.use(sourceRoutes(deps));
   router.use((req, res) => sendError(res, 404, 'NOT_FOUND', `no admin API route for ${req.method} ${req.path}`));
   router.use(apiErrorHandler(deps.logger));

@@ -1,6 +1,7 @@
 import type { Logger } from '@singleshot/observability';
 import type { Queues } from '@singleshot/queues';
-import type { DocumentStateStore, FeedbackStore, JournalReader, MessageStore, OperationStore, ScheduledIndex, SourceRow } from '@singleshot/store';
+import type { OperatorSuppressions } from '@singleshot/intake';
+import type { DocumentStateStore, FeedbackStore, JournalReader, MessageStore, OperationStore, ScheduledIndex, SourceRow, SuppressionAuditEntry } from '@singleshot/store';
 import type { Cancel } from './cancel';
 import type { Replay } from './replay';
 
@@ -22,6 +23,11 @@ export interface AdminApiDeps {
   scheduled?: Pick<ScheduledIndex, 'soonest'>;
   /** An operator's cancel; none: `POST /cancellations` answers 404. */
   cancel?: Cancel;
+  /** The suppression list and its audit; none: `/suppressions` answers 404. */
+  suppressions?: {
+    admin: Pick<OperatorSuppressions, 'add' | 'remove' | 'get' | 'list'>;
+    audit(options: { limit: number; before?: string }): Promise<SuppressionAuditEntry[]>;
+  };
   /** The configured routes (the story page names an operation's route by them). */
   routes?: ReadonlyArray<{ name: string; action: string; channel: string }>;
   logger: Logger;

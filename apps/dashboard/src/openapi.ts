@@ -1,5 +1,6 @@
 import { OPERATION_STATUSES } from '@singleshot/core';
 import { errorResponse, errorSchema, probePaths } from '@singleshot/observability';
+import { SUPPRESSION_PATHS, SUPPRESSION_SCHEMAS } from './openapi-suppressions';
 
 const hexKey = { type: 'string', pattern: '^[0-9a-f]{64}$' };
 const keyParam = { name: 'key', in: 'path', required: true, schema: hexKey };
@@ -24,7 +25,7 @@ const cancelOutcomes = ['cancelled', 'in_flight', 'already_cancelled', 'already_
  */
 export const ADMIN_OPENAPI = {
   openapi: '3.1.0',
-  info: { title: 'singleshot admin API', version: '1', description: 'What happened to a notification, the dead-letter queue and its replay, the journal, the sources.' },
+  info: { title: 'singleshot admin API', version: '1', description: 'What happened to a notification, the dead-letter queue and its replay, the journal, the sources, the suppression list.' },
   components: {
     schemas: {
       Error: errorSchema,
@@ -70,6 +71,7 @@ export const ADMIN_OPENAPI = {
         required: ['messageKey', 'arrivals', 'via', 'operations'],
         properties: { messageKey: hexKey, arrivals: { type: 'integer', minimum: 1 }, via: { type: 'object', additionalProperties: { type: 'integer' } }, operations: { type: 'array', items: hexKey } },
       },
+      ...SUPPRESSION_SCHEMAS,
     },
     securitySchemes: {
       basic: { type: 'http', scheme: 'basic', description: '`dashboard.auth.username` / `password`' },
@@ -313,6 +315,7 @@ export const ADMIN_OPENAPI = {
         },
       },
     },
+    ...SUPPRESSION_PATHS,
     ...probePaths,
   },
 } as const;

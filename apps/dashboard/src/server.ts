@@ -1,7 +1,8 @@
 import type { Config } from '@singleshot/config';
 import { listen } from '@singleshot/http';
 import { defaultReady, type Runtime } from '@singleshot/runtime';
-import { FeedbackStore, ScheduledIndex, SourceStatusStore, sourceRows } from '@singleshot/store';
+import { OperatorSuppressions } from '@singleshot/intake';
+import { FeedbackStore, ScheduledIndex, SourceStatusStore, Suppressions, readSuppressionAudit, sourceRows } from '@singleshot/store';
 import { createDashboardApp } from './app';
 import { assertSafeBinding, credentialsOf, type DashboardCredentials } from './auth';
 import { BOARD_PATH } from './board';
@@ -65,10 +66,17 @@ export async function startDashboard(rt: Runtime, options: DashboardOptions = {}
     { metrics: rt.metrics, logger },
   );
   const scheduled = new ScheduledIndex(rt.redis, rt.keys);
+  const suppressions = {
+    admin: new OperatorSuppressions(new Suppressions(rt.redis, rt.keys, { retentionMs: rt.retentionMs }), {
+      channels: Object.keys(rt.config.providers),
+      onAdded: () => rt.metrics.suppressionsAdded.inc({ reason: 'operator' }),
+    }),
+    audit: (options: { limit: number; before?: string }) => readSuppressionAudit(rt.redis, rt.keys, options),
+  };
   const sourceStatus = new SourceStatusStore(rt.redis, rt.keys);
   const sources = { list: async () => sourceRows(rt.config.sources, rt.config.sources.length > 0 ? await sourceStatus.read() : new Map(), Date.now()) };
   const app = createDashboardApp({
-    api: { operations: rt.operations, messages: rt.messages, journal: rt.journal, queues: rt.queues, replay, documents: rt.documents, feedback: new FeedbackStore(rt.redis, rt.keys, { retentionMs: rt.retentionMs }), sources, scheduled, cancel, routes: rt.config.routes, logger },
+    api: { operations: rt.operations, messages: rt.messages, journal: rt.journal, queues: rt.queues, replay, documents: rt.documents, feedback: new FeedbackStore(rt.redis, rt.keys, { retentionMs: rt.retentionMs }), sources, scheduled, cancel, suppressions, routes: rt.config.routes, logger },
     queues: rt.queues,
     credentials,
     allowedOrigins,

@@ -130,9 +130,10 @@ export async function startIngest(
       // claim after the 200 sends to them (claim-8.lua reads the copy).
       onSuppressionSignal: async (channel, recipient, reason, origin) => {
         const normalized = normalizeRecipient(recipient);
-        await suppressions.add({ channel, recipient: normalized, reason, origin: reason === 'complaint' ? 'complaint' : reason === 'unsubscribe' ? 'unsubscribe' : 'bounce', by: `feedback:${origin.source}:${origin.eventId}` });
+        const added = await suppressions.add({ channel, recipient: normalized, reason, origin: reason === 'complaint' ? 'complaint' : reason === 'unsubscribe' ? 'unsubscribe' : 'bounce', by: `feedback:${origin.source}:${origin.eventId}` });
         // On a cluster the copies are on a replica before the post is answered: a failover cannot take the suppression back.
         await rt.replicate(rt.producer, suppressions.keysOf(normalized));
+        if (added) rt.metrics.suppressionsAdded.inc({ reason });
       },
       ...options.feedback,
     }),

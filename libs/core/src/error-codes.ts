@@ -39,6 +39,7 @@ export const ERROR_CODES = {
   // Inbound mail
   MISSING_MAILBOX: 'an inbound mail post names no mailbox',
   UNKNOWN_MAILBOX: 'an inbound mail post names a mailbox that is not configured',
+  UNKNOWN_CHANNEL: 'a suppression names a channel that is not configured (it would stop nothing)',
   EMPTY_MAIL: 'a raw mail post has an empty body',
   INVALID_MAIL: 'an inbound mail cannot be parsed as a message',
   UNKNOWN_PROVIDER: 'no inbound webhook format of that name',

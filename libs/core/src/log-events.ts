@@ -46,6 +46,8 @@ export const LOG_EVENTS = {
   operation_suppressed: 'an operation ended suppressed',
   operation_cancelled: 'an operation ended cancelled: a cancel came while an earlier attempt was in flight',
   cancel_received: 'a cancel was answered: what it did to each operation, and whether operations are still to come',
+  suppression_added: 'an operator added a suppression from the dashboard (who, channel, category, whether it was new)',
+  suppression_removed: 'an operator removed a suppression from the dashboard (who, channel, category, whether there was one)',
   cancel_store_unavailable: 'a cancel could not be carried out: Redis unavailable (503, retry)',
   operation_waiting: 'an operation waits for its document',
   invalid_deliver_job: 'a deliver job, or an operation of a batch, fails validation: recorded in the DLQ at once',

@@ -3,3 +3,4 @@ export * from './deadlines';
 export * from './errors';
 export * from './acceptance-keys';
 export * from './cancellation';
+export * from './operator-suppression';

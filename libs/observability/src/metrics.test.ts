@@ -23,6 +23,7 @@ describe('createMetrics', () => {
     metrics.ingestRequestDuration.observe({ route: '/v1/events', status: '202' }, 0.004);
     metrics.dead.inc({ channel: 'email', reason: 'permanent' });
     metrics.suppressed.inc({ reason: 'rate_limit' });
+    metrics.suppressionsAdded.inc({ reason: 'hard_bounce' });
     const text = await metrics.registry.metrics();
 
     const expected: Array<[string, string, string]> = [
@@ -36,6 +37,7 @@ describe('createMetrics', () => {
       ['singleshot_fingerprint_fallbacks_total', 'counter', 'source="mail"'],
       ['singleshot_dead_total', 'counter', 'channel="email",reason="permanent"'],
       ['singleshot_suppressed_total', 'counter', 'reason="rate_limit"'],
+      ['singleshot_suppressions_total', 'counter', 'reason="hard_bounce"'],
     ];
     for (const [name, type, labels] of expected) {
       expect(text).toContain(`# TYPE ${name} ${type}\n`);

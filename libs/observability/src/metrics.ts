@@ -80,6 +80,14 @@ export interface Metrics {
   operationsInDoubt: Gauge<string>;
   /** What cancels did, per operation (`cancelled`, `in_flight`, `already_sent`, …), and `pending` per cancel that waits for operations to come. */
   cancellations: Counter<'outcome'>;
+  /**
+   * Suppressions added (a recipient no operation of a channel is sent to any
+   * more), by reason: `hard_bounce`, `complaint`, `unsubscribe` from provider
+   * feedback, `operator` from the admin API (the operator's own words stay in
+   * the audit: free text would make the label unbounded). A repeat of one that
+   * exists is not counted.
+   */
+  suppressionsAdded: Counter<'reason'>;
   /** Operations scheduled for later (send-at, a route's delay), read at scrape time from the source given to setScheduledSource. */
   operationsScheduled: Gauge<string>;
   /** Where `singleshot_operations_scheduled` comes from; cached like the others. */
@@ -313,6 +321,7 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     ]),
     unrouted: counter('singleshot_unrouted_total', 'Messages that made no operation, by reason.', ['reason']),
     operationsInDoubt,
+    suppressionsAdded: counter('singleshot_suppressions_total', 'Suppressions added (from provider feedback or an operator), by reason.', ['reason']),
     cancellations: counter('singleshot_cancellations_total', 'What cancels did, per operation, and `pending` per cancel that waits for operations still to come.', ['outcome']),
     operationsScheduled,
     setScheduledSource(fetch, options) {

@@ -80,7 +80,10 @@ export class FeedbackRecorder {
     );
     const reason = suppressionReasonOf(event.verdict);
     const recipient = result.recipient ?? event.recipient;
-    if (result.result === 'recorded' && reason && recipient && result.channel && this.deps.onSuppressionSignal) {
+    // A duplicate signals again: the suppression of a first delivery that got
+    // its event stored but failed to write the suppression (a 503, retried by
+    // the provider) is written by the retry. Adding one that exists changes nothing.
+    if (reason && recipient && result.channel && this.deps.onSuppressionSignal) {
       await this.deps.onSuppressionSignal(result.channel, recipient, reason, { source, eventId: event.eventId, operationKey, providerType: event.providerType });
     }
   }
