@@ -22,3 +22,4 @@ export * from './source-status';
 export * from './cancellations';
 export * from './feedback-store';
 export * from './suppressions';
+export * from './digest-store';
