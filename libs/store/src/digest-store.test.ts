@@ -30,7 +30,7 @@ describe('digest scripts', () => {
     expect(again).toMatchObject({ status: 'duplicate', seq: 1, state: 'open', opened: false });
   });
 
-  it('maxItems closes the digest at the join; the next member opens the next; a retried close returns the same items', async () => {
+  it('a retried merge: maxItems closes at the join, the next member opens the next digest, and a join or close run twice changes nothing and returns the same items', async () => {
     const g = digestGroupId('r', 'b@x.test', '');
     const results = [];
     for (let i = 1; i <= 4; i++) results.push(await store.join(g, `m${i}`, `{"n":${i}}`, opts(2000 + i)));
