@@ -5,6 +5,8 @@ export interface SinkDigest {
   operationKey: string;
   recipient: string;
   key: string;
+  /** The digest's stored close time (its window). */
+  closeAt: number;
   count: number;
   ids: string[];
   /** How many POSTs the sink accepted for it (1 for exactly once). */
@@ -13,7 +15,7 @@ export interface SinkDigest {
 
 interface DigestBody {
   recipient: string;
-  data?: { digest?: { key: string }; items?: Array<{ id: string }>; count?: number };
+  data?: { digest?: { key: string; closeAt: number }; items?: Array<{ id: string }>; count?: number };
 }
 
 /** Every digest the sink accepted (bodies that carry `data.digest`), with its items' event ids in order. */
@@ -26,6 +28,7 @@ export function sinkDigests(sink: HttpSink): SinkDigest[] {
       operationKey,
       recipient: body.recipient,
       key: body.data.digest.key,
+      closeAt: body.data.digest.closeAt,
       count: body.data.count ?? -1,
       ids: (body.data.items ?? []).map((i) => i.id),
       accepted: acc.count,
