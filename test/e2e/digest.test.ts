@@ -100,6 +100,14 @@ describe('digests', () => {
     expect(ids.filter((id) => seen.get(id) !== 1)).toEqual([]);
   });
 
+  it('a cancel that comes before its event keeps the event out of its digest', async () => {
+    const answer = await client.cancel({ source: 'ms', id: 'gone-1', reason: 'withdrawn' });
+    expect(answer.pending).toBe(true);
+    await Promise.all([post('ms', 'gone-1', 'cancel@x.test'), post('ms', 'kept-1', 'cancel@x.test')]);
+    const [digest] = await sink.waitFor(() => (digestsFor('cancel@x.test').length > 0 ? digestsFor('cancel@x.test') : undefined), { timeoutMs: 20_000, what: 'the digest' });
+    expect(digest?.ids).toEqual(['kept-1']);
+  });
+
   it('events after a close open the next window; none is in two digests', async () => {
     await post('ms', 'late-1', 'late@x.test');
     await sink.waitFor(() => digestsFor('late@x.test').length === 1 || undefined, { timeoutMs: 20_000, what: 'the first window' });
