@@ -112,7 +112,7 @@ describe('digests under SIGKILL', () => {
     const perKey = new Map<string, number>();
     for (const d of digests) perKey.set(`${d.recipient}|${d.key}|${d.closeAt}`, (perKey.get(`${d.recipient}|${d.key}|${d.closeAt}`) ?? 0) + 1);
     const windows = new Set(digests.map((d) => d.closeAt)).size;
-    console.log(`digest chaos (seed ${SEED}): ${EVENTS} events x3 posts, ${RECIPIENTS} recipients, ${kills} SIGKILLs, ${digests.length} digests over ${windows} windows, ${sink.requests.length} POSTs, items ${[...seen.values()].reduce((a, b) => a + b, 0)}`);
+    process.stdout.write(`\ndigest chaos (seed ${SEED}): ${EVENTS} events x3 posts, ${RECIPIENTS} recipients, ${kills} SIGKILLs, ${digests.length} digests over ${windows} windows, ${sink.requests.length} POSTs, items ${[...seen.values()].reduce((a, b) => a + b, 0)}\n`);
     expect(kills, 'processes were killed during the run').toBeGreaterThan(0);
     expect(digests.filter((d) => d.accepted !== 1), 'digests accepted more than once').toEqual([]);
     expect([...perKey].filter(([, n]) => n > 1), 'two digests for one (recipient, key, window)').toEqual([]);
