@@ -98,6 +98,9 @@ describe('digests', () => {
     for (const d of digests) expect(d.accepted).toBe(1);
     const seen = appearances(digests);
     expect(ids.filter((id) => seen.get(id) !== 1)).toEqual([]);
+    // Counted once per member and per flush, however often the scripts ran.
+    expect(await apps.metric('singleshot_digest_items_total', { route: 'capped' })).toBe(250);
+    await waitUntil(async () => (await apps.metric('singleshot_digests_flushed_total', { reason: 'max_items' })) === 2, 'two max_items flushes counted', { timeoutMs: 10_000 });
   });
 
   it('a cancel that comes before its event keeps the event out of its digest', async () => {

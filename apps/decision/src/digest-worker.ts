@@ -1,13 +1,18 @@
 import { DelayedError, type Worker } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
 import { QUEUES, digestCloseJobSchema, enqueueDelayedDeliveries, enqueueDeliveries, enqueueDigestClose, formatIssues, type DigestCloseJobData } from '@singleshot/queues';
+import { createDigestMetrics } from '@singleshot/observability';
 import { RefusalAwareWorker, type Runtime } from '@singleshot/runtime';
 import { SCHEDULE_SWEEP_GRACE_MS } from './lifecycle';
 import { closeAndFlush, type DigestDeps } from './digest-flush';
 
 /** The digest deps of a runtime: the store, the close queue, the normal deliver path for flushes. */
 export function digestDeps(rt: Runtime): DigestDeps {
+  const metrics = createDigestMetrics(rt.metrics.registry);
+  metrics.setOpenSource(() => rt.digests.openCount());
   return {
+    onItem: (route) => metrics.items.inc({ route }),
+    onFlushed: (reason) => metrics.flushed.inc({ reason }),
     digests: rt.digests,
     routes: rt.config.routes,
     templates: rt.templates,
