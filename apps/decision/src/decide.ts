@@ -17,8 +17,11 @@ import type { MailboxConfig, RouteConfig } from '@singleshot/config';
 import type { Logger, Metrics } from '@singleshot/observability';
 import { inlineRouteTemplates, type RouteTemplates } from '@singleshot/runtime';
 import { INVALID_RECIPIENT, deadOnArrival, type DeadOnArrivalDeps } from './invalid-recipient';
-import type { Tombstone } from '@singleshot/store';
+import { tombstoneCovers, type Tombstone } from '@singleshot/store';
+import { joinDigests, type DigestDeps } from './digest-flush';
+import { isDigestRoute, planDigestJoins } from './digest-plan';
 import { joinCancellationKey, keepFor, settle, type LifecycleDeps } from './lifecycle';
+import { recipientsOf, templateContext } from './context';
 import { routeMatches } from './route-match';
 import { dueAt, quietHoursOf } from './timing';
 
@@ -55,6 +58,8 @@ export interface DecideDeps {
   recipientKind?(channel: string): RecipientKind;
   /** Ends operations with an invalid recipient as dead (no deliver job). */
   deadOnArrival?: DeadOnArrivalDeps;
+  /** Digest joins and flushes; needed once a route has `digest`. */
+  digests?: DigestDeps;
 }
 
 export interface DecideOutcome {
@@ -67,28 +72,10 @@ export interface DecideOutcome {
   cancelled?: number;
   /** Operations created `scheduled` (send-at, a route's delay). */
   scheduled?: number;
+  /** Digests the message joined for the first time (digest routes). */
+  digestItems?: number;
   /** Why no operation was made, when none was. */
   unrouted?: 'no_route' | 'no_recipients';
-}
-
-function templateContext(input: IngestInput, owner: string | undefined): Record<string, unknown> {
-  if (input.kind === 'event') {
-    return { source: input.source, type: input.type, id: input.eventId, data: input.data, recipients: input.recipients ?? [] };
-  }
-  return {
-    source: 'mail',
-    owner,
-    mail: {
-      from: input.from,
-      to: input.to,
-      subject: input.subject,
-      date: input.date,
-      excerpt: input.excerpt,
-      mailbox: input.mailboxId,
-      identity: input.identity,
-      note: input.note,
-    },
-  };
 }
 
 /** What a route contributes to every operation it makes, worked out once per route object. */
@@ -109,12 +96,6 @@ function planOf(route: RouteConfig): RoutePlan {
     routePlans.set(route, plan);
   }
   return plan;
-}
-
-function recipientsOf(route: RouteConfig, input: IngestInput, owner: string | undefined): string[] {
-  if (route.recipients === 'event') return input.kind === 'event' ? (input.recipients ?? []) : [];
-  if (route.recipients === 'owner') return owner ? [owner] : [];
-  return route.recipients;
 }
 
 /** Pure part of the decision: which operations a message makes. */
@@ -216,8 +197,22 @@ export function planOperations(
  * A redelivered decide job recomputes the same operation keys, so
  * re-enqueueing cannot double-send.
  */
+// The routes without a digest, per config routes list: a digest route makes joins, not operations.
+const plainRoutesOf = new WeakMap<RouteConfig[], RouteConfig[]>();
+function plainRoutes(routes: RouteConfig[]): RouteConfig[] {
+  let plain = plainRoutesOf.get(routes);
+  if (!plain) {
+    plain = routes.filter((r) => !isDigestRoute(r));
+    plainRoutesOf.set(routes, plain);
+  }
+  return plain;
+}
+
 export async function decide(data: DecideJobData, deps: DecideDeps): Promise<DecideOutcome> {
-  const { jobs, renders, invalid = [], unrouted } = planOperations(data, deps.routes, deps.mailboxes, deps.recipientKind, deps.templates);
+  const joins = planDigestJoins(data, deps.routes, deps.mailboxes);
+  const planned0 = planOperations(data, plainRoutes(deps.routes), deps.mailboxes, deps.recipientKind, deps.templates);
+  const { jobs, renders, invalid = [] } = planned0;
+  const unrouted = joins.length > 0 ? undefined : planned0.unrouted;
   // The decision is recorded before anything is enqueued: a cancel finds every
   // operation that can be claimed, or its tombstone is read here first
   // (message-decided-1.lua). A retry after a failure below enqueues the same
@@ -237,6 +232,13 @@ export async function decide(data: DecideJobData, deps: DecideDeps): Promise<Dec
     await deps.enqueueRenders(renders);
   }
   await deps.enqueueDeliveries(settled.now);
+  let digestItems = 0;
+  if (joins.length > 0) {
+    if (!deps.digests) throw new Error('routes declare digests but no digest deps are wired');
+    // A cancel that came before the decision keeps the message out of its digests.
+    const live = cancelled ? joins.filter((j) => !tombstoneCovers(cancelled, j.recipient)) : joins;
+    digestItems = await joinDigests(live, data.messageKey, deps.digests);
+  }
   if (settled.later.length > 0) await deps.lifecycle?.enqueueLater(settled.later);
   for (const { job, problem } of invalid) {
     if (!deps.deadOnArrival) throw new Error('decide: an invalid recipient needs deadOnArrival deps');
@@ -259,6 +261,7 @@ export async function decide(data: DecideJobData, deps: DecideDeps): Promise<Dec
     ...(invalid.length ? { invalidRecipients: invalid.length } : {}),
     ...(settled.cancelled ? { cancelled: settled.cancelled } : {}),
     ...(settled.later.length ? { scheduled: settled.later.length } : {}),
+    ...(digestItems ? { digestItems } : {}),
     ...(unrouted ? { unrouted } : {}),
   };
 }

@@ -19,6 +19,7 @@ import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/
 import { annotateActive, currentTraceparent, stampTrace, tracingOn } from '@singleshot/tracing';
 import { decide, type DecideOutcome } from './decide';
 import { routeMatches } from './route-match';
+import { digestDeps, startDigestWorker } from './digest-worker';
 
 export interface DecisionApp {
   /** One BullMQ worker per consumed decide partition. */
@@ -63,7 +64,10 @@ export function startDecision(rt: Runtime): DecisionApp {
     await enqueueDeliveryJobs(rt.queues, jobs, batchMax);
     if (replicated) await rt.replicate(rt.redis, partitionKeys, before);
   }, batchMax);
+  const digests = rt.config.routes.some((r) => r.digest) ? digestDeps(rt) : undefined;
+  const digestWorker = digests ? startDigestWorker(rt, digests) : undefined;
   const deps = {
+    ...(digests ? { digests } : {}),
     routes: rt.config.routes,
     mailboxes: rt.config.mailboxes,
     templates: rt.templates,
@@ -147,7 +151,7 @@ export function startDecision(rt: Runtime): DecisionApp {
   return {
     worker,
     close: async () => {
-      await worker.close();
+      await Promise.all([worker.close(), digestWorker?.close()]);
     },
   };
 }

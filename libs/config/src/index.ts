@@ -20,3 +20,4 @@ export * from './load-config';
 export * from './partitions';
 export * from './feedback-schema';
 export * from './unsubscribe-schema';
+export * from './digest-schema';

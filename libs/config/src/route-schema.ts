@@ -3,6 +3,7 @@ import { parseAction } from '@singleshot/core';
 import { isValidTimeZone, parseQuietHours } from '@singleshot/core';
 import { durationMs, identifier, nonEmpty, rateLimitSchema, regexSource } from './primitives';
 import { routeDocumentSchema } from './document-schema';
+import { digestSchema } from './digest-schema';
 
 /**
  * What a route matches. Every given field must match (AND); an empty match
@@ -124,6 +125,9 @@ export const routeSchema = z
     delay: durationMs
       .optional()
       .describe('Send this long after the event first arrived (`30s`, `15m`, `72h`, `2d`); the operation is `scheduled` meanwhile. An event\'s own `sendAt`/`delaySeconds` wins.'),
+    digest: digestSchema
+      .optional()
+      .describe('Gather this route\'s notifications into one message per recipient, key and window (docs/digests.md); the template gets `items` and `count`.'),
     quietHours: quietHoursSchema.optional().describe('Hours in which this route sends nothing: an operation due inside waits for their end (docs/scheduling.md).'),
     category: identifier
       .optional()
@@ -132,6 +136,10 @@ export const routeSchema = z
       .boolean()
       .default(false)
       .describe('A notification that must go (a password reset, an invoice by law): quiet hours and opt-outs do not hold it back; suppressions (hard bounces, complaints) still do.'),
+  })
+  .superRefine((route, ctx) => {
+    // A digest's flush is one message for many events: no event's document belongs to it.
+    if (route.digest && route.documents && route.documents.length > 0) ctx.addIssue({ code: 'custom', path: ['documents'], message: 'a digest route cannot have documents' });
   })
   .transform((route) => ({
     ...route,

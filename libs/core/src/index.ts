@@ -16,3 +16,4 @@ export * from './log-events';
 export * from './quiet-hours';
 export * from './feedback';
 export * from './unsubscribe-token';
+export * from './digest-window';

@@ -6,3 +6,4 @@ export * from './http-handlers';
 export * from './health-server';
 export * from './document-metrics';
 export * from './openapi-common';
+export * from './digest-metrics';

@@ -12,6 +12,11 @@ export const QUEUES = {
   deliver: 'deliver',
   /** One job per document (jobId = document key): generate, store, wake the waiting deliveries. */
   render: 'render',
+  /**
+   * Digest closes: one delayed job per digest (jobId = digest id) that runs at
+   * its close time, closes it and enqueues its flush operation (docs/digests.md).
+   */
+  digest: 'digest',
   /** Dead operations with their full context; never processed, only listed and replayed. */
   dead: 'dead',
 } as const;

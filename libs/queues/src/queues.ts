@@ -2,7 +2,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import { partitionOf, type DecideJobData, type DeliverJobData, type RenderJobData } from '@singleshot/core';
 import type { KeyBuilder, RedisClient } from '@singleshot/store';
 import { QUEUES } from './names';
-import type { DeadJobData } from './schemas';
+import type { DeadJobData, DigestCloseJobData } from './schemas';
 
 /**
  * Completed jobs BullMQ keeps per queue. Job retention is for operators, not
@@ -81,6 +81,8 @@ export interface Queues {
   readonly deliver: Queue<DeliverJobData>;
   /** Documents to render: one queue, not partitioned (off the hot path, low volume). */
   render: Queue<RenderJobData>;
+  /** Digest closes (delayed jobs, one per digest): one queue, not partitioned. */
+  digest: Queue<DigestCloseJobData>;
   dead: Queue<DeadJobData>;
   close(): Promise<void>;
 }
@@ -94,7 +96,8 @@ export function openQueues(connection: RedisClient, keys: KeyBuilder): Queues {
   const deliverAll = Array.from({ length: P }, (_, p) => open<DeliverJobData>(QUEUES.deliver, p));
   const dead = new Queue<DeadJobData>(QUEUES.dead, { connection, prefix: keys.queuePrefix, streams });
   const render = new Queue<RenderJobData>(QUEUES.render, { connection, prefix: keys.queuePrefix, streams });
-  const all = [...decideAll, ...deliverAll, dead, render];
+  const digest = new Queue<DigestCloseJobData>(QUEUES.digest, { connection, prefix: keys.queuePrefix, streams });
+  const all = [...decideAll, ...deliverAll, dead, render, digest];
   for (const q of all) q.on('error', () => undefined);
   const only = <T>(list: T[], name: string): T => {
     if (list.length !== 1) throw new TypeError(`queues.${name} needs one partition; there are ${list.length} (use ${name}Of or ${name}All)`);
@@ -114,6 +117,7 @@ export function openQueues(connection: RedisClient, keys: KeyBuilder): Queues {
     },
     dead,
     render,
+    digest,
     close: async () => {
       await Promise.all(all.map((q) => q.close()));
     },
@@ -186,4 +190,19 @@ export async function enqueueRenders(queue: Queue<RenderJobData>, jobs: RenderJo
   await queue.addBulk(
     jobs.map((data) => ({ name: 'render', data, opts: { ...RENDER_OPTIONS, jobId: round > 0 ? `${data.documentKey}-r${round}` : data.documentKey } })),
   );
+}
+
+const DIGEST_OPTIONS: JobsOptions = {
+  attempts: 50,
+  backoff: { type: 'exponential', delay: 500 },
+  removeOnComplete: { count: KEEP_COMPLETED_JOBS },
+  removeOnFail: { age: 7 * 86_400 },
+};
+
+/**
+ * Adds a digest's close job to run at its close time; jobId = digest id, so
+ * the decision that opened the digest and any retry of it add one job.
+ */
+export async function enqueueDigestClose(queue: Queue<DigestCloseJobData>, data: DigestCloseJobData, jobId: string, delayMs: number): Promise<void> {
+  await queue.add('close', data, { ...DIGEST_OPTIONS, jobId, delay: Math.max(0, Math.round(delayMs)) });
 }

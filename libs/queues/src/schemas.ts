@@ -87,6 +87,17 @@ export const deliverBatchJobSchema = z.object({
 
 export type DeliverBatchJobData = z.infer<typeof deliverBatchJobSchema>;
 
+/** A digest's close job: which digest of which group, and the route and recipient its flush goes to. */
+export const digestCloseJobSchema = z.object({
+  group: hexKey,
+  seq: z.number().int().positive(),
+  route: z.string().min(1),
+  recipient: z.string().min(1),
+  key: z.string(),
+});
+
+export type DigestCloseJobData = z.infer<typeof digestCloseJobSchema>;
+
 export const renderJobSchema = z.object({
   documentKey: hexKey,
   messageKey: hexKey,

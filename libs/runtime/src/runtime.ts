@@ -9,6 +9,7 @@ import {
   JournalReader,
   MessageStore,
   Cancellations,
+  DigestStore,
   OperationStore,
   checkRedisServers,
   createRedis,
@@ -42,6 +43,8 @@ export interface Runtime {
   messages: MessageStore;
   /** Cancels (messages, cancellation keys, operations) as compare-and-sets with the claim. */
   cancellations: Cancellations;
+  /** Digest groups: joins, closes, the open list (docs/digests.md). */
+  digests: DigestStore;
   journal: JournalReader;
   /** Every route's templates, compiled once at start. */
   templates: RouteTemplates;
@@ -167,6 +170,7 @@ export async function createRuntime(config: Config, options: { app: string; logg
     operations: new OperationStore(redis, keys, { retentionMs }),
     messages: new MessageStore(redis, keys, { retentionMs }),
     cancellations: new Cancellations(redis, keys, { retentionMs }),
+    digests: new DigestStore(redis, keys, { retentionMs }),
     journal: new JournalReader(redis, keys),
     templates,
     documents,

@@ -23,3 +23,4 @@ export * from './cancellations';
 export * from './feedback-store';
 export * from './suppressions';
 export * from './suppression-audit';
+export * from './digest-store';

@@ -203,6 +203,40 @@ export class KeyBuilder {
     return Array.from({ length: this.shards }, (_, i) => this.waitingIndex(i));
   }
 
+  /**
+   * A digest group (route, recipient, rendered digest key; `digestGroupId`):
+   * `seq` (its latest digest), the open digest's `open` (its seq), `n`
+   * (positions used), `count`, `bytes`, `openedAt`, `closeAt`, and per closed
+   * digest not yet flushed `c:<seq>` (JSON: reason, times, positions). Every
+   * key of a group carries the group's shard tag: one slot for its scripts.
+   */
+  digestGroup(group: string): string {
+    return `${this.tagged(group)}:dg:${group}`;
+  }
+
+  /** A group's items: field `<seq>:<position>` = the item's JSON, until its digest's flush is enqueued. */
+  digestItems(group: string): string {
+    return `${this.tagged(group)}:dgi:${group}`;
+  }
+
+  /** A message's membership of a group: `<seq>:<position>` (a message joins a group's digests once). */
+  digestMember(group: string, messageKey: string): string {
+    return `${this.tagged(group)}:dgm:${group}:${messageKey}`;
+  }
+
+  /** Open digests of one shard, `<group>:<seq>` by close time (the open-digests gauge and the admin list). */
+  digestOpenIndex(shard: number): string {
+    return `${this.prefix}:${shardTag(shard)}:dgopen`;
+  }
+
+  digestOpenIndexOf(group: string): string {
+    return this.digestOpenIndex(this.shard(group));
+  }
+
+  allDigestOpenIndexes(): string[] {
+    return Array.from({ length: this.shards }, (_, i) => this.digestOpenIndex(i));
+  }
+
   /** The HMAC key of document links when none is configured (generated once, SET NX). */
   documentLinkSecret(): string {
     return `${this.prefix}:documents:linksecret`;

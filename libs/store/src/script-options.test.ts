@@ -61,6 +61,8 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
   'index-touch-1': { operationKey: 'k', dueAt: '1' },
   'mark-waiting-2': { reason: 'breaker_open', untilMs: '1', now: '1', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
   'message-arrive-1': { now: '1', via: 'api', retentionMs: '1' },
+  'digest-join-4': { now: '1', group: 'g', closeAt: '2', maxItems: '100', maxBytes: '1000', retentionMs: '1' },
+  'digest-close-3': { mode: 'close', seq: '1', now: '1', group: 'g' },
   'message-decided-1': { now: '1', operationKeys: ['a'], targets: ['email:r'], retentionMs: '1', trace: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' },
   'mutex-acquire-1': { owner: 'w', leaseMs: '1' },
   'mutex-release-1': { owner: 'w' },

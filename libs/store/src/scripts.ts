@@ -5,6 +5,8 @@ import cancelMessage from './lua/cancel-message-1.lua';
 import cancelOp from './lua/cancel-op-5.lua';
 import claim from './lua/claim-8.lua';
 import commit from './lua/commit-7.lua';
+import digestClose from './lua/digest-close-3.lua';
+import digestJoin from './lua/digest-join-4.lua';
 import docClaim from './lua/doc-claim-3.lua';
 import docCommit from './lua/doc-commit-3.lua';
 import docReplay from './lua/doc-replay-2.lua';
@@ -39,6 +41,8 @@ export const SCRIPTS: Record<ScriptName, string> = {
   'cancel-op-5': cancelOp,
   'claim-8': claim,
   'commit-7': commit,
+  'digest-close-3': digestClose,
+  'digest-join-4': digestJoin,
   'doc-claim-3': docClaim,
   'doc-commit-3': docCommit,
   'doc-replay-2': docReplay,
