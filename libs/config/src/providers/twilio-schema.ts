@@ -1,18 +1,14 @@
 import { z } from 'zod';
 import { E164 } from '@singleshot/core';
-import { httpUrl, identifier, nonEmpty, positiveInt } from '../primitives';
+import { httpUrl, identifier, positiveInt } from '../primitives';
+import { twilioAccountFields } from './twilio-account';
 
 /** `type: twilio-sms`: Twilio Programmable Messaging (`POST /2010-04-01/Accounts/{sid}/Messages.json`). */
 export const twilioSmsProviderSchema = z
   .strictObject({
     type: z.literal('twilio-sms').describe('Twilio Messages API; the message `sid` is the external id.'),
     name: identifier.describe('Unique within the channel; a metric label.'),
-    accountSid: z
-      .string()
-      .regex(/^AC[0-9a-fA-F]{32}$/, 'must be an account SID (AC + 32 hex digits)')
-      .describe('Account SID (`AC` + 32 hex digits).'),
-    authToken: z.string().optional().describe('Auth token of the account (or `authTokenFile`).'),
-    authTokenFile: nonEmpty.optional().describe('A file holding the auth token.'),
+    ...twilioAccountFields,
     from: z
       .string()
       .regex(E164, 'must be an E.164 number (+14155550100)')

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { WHATSAPP_RECIPIENT } from '@singleshot/core';
-import { httpUrl, identifier, nonEmpty, positiveInt } from '../primitives';
+import { httpUrl, identifier, positiveInt } from '../primitives';
+import { twilioAccountFields } from './twilio-account';
 
 /** An approved WhatsApp template (a Twilio Content resource) and how its placeholders are filled. */
 export const whatsappTemplateSchema = z
@@ -29,12 +30,7 @@ export const twilioWhatsappProviderSchema = z
   .strictObject({
     type: z.literal('twilio-whatsapp').describe('WhatsApp through Twilio\'s Messages API; the message `sid` is the external id.'),
     name: identifier.describe('Unique within the channel; a metric label.'),
-    accountSid: z
-      .string()
-      .regex(/^AC[0-9a-fA-F]{32}$/, 'must be an account SID (AC + 32 hex digits)')
-      .describe('Account SID (`AC` + 32 hex digits).'),
-    authToken: z.string().optional().describe('Auth token of the account (or `authTokenFile`).'),
-    authTokenFile: nonEmpty.optional().describe('A file holding the auth token.'),
+    ...twilioAccountFields,
     from: z
       .string()
       .regex(WHATSAPP_RECIPIENT, 'must be a WhatsApp sender: whatsapp:+14155550100 (or the bare E.164 number)')
