@@ -61,7 +61,7 @@ export async function startDashboard(rt: Runtime, options: DashboardOptions = {}
   const cancel = runtimeCancel(
     {
       store: rt.cancellations,
-      replicate: (messageKeys, operationKeys) => rt.replicate(rt.redis, [...messageKeys.map((m) => rt.keys.message(m)), ...operationKeys.map((o) => rt.keys.op(o))]),
+      replicate: (written) => rt.replicate(rt.redis, written),
     },
     { metrics: rt.metrics, logger },
   );

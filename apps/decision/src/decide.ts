@@ -17,7 +17,7 @@ import type { MailboxConfig, RouteConfig } from '@singleshot/config';
 import type { Logger, Metrics } from '@singleshot/observability';
 import { inlineRouteTemplates, type RouteTemplates } from '@singleshot/runtime';
 import { INVALID_RECIPIENT, deadOnArrival, type DeadOnArrivalDeps } from './invalid-recipient';
-import { tombstoneCovers, type Tombstone } from '@singleshot/store';
+import { tombstoneCovers, type MessageDigest, type Tombstone } from '@singleshot/store';
 import { joinDigests, type DigestDeps } from './digest-flush';
 import { isDigestRoute, planDigestJoins } from './digest-plan';
 import { joinCancellationKey, keepFor, settle, type LifecycleDeps } from './lifecycle';
@@ -43,12 +43,14 @@ export interface DecideDeps {
   /**
    * Records the decision, before any operation is enqueued: `first` is false
    * when the message was decided before; `cancelled` is the tombstone of a
-   * cancel that came first (MessageStore.recordDecision).
+   * cancel that came first (MessageStore.recordDecision). `digests` are the
+   * digest groups the message joins next, for a later cancel to find.
    */
   recordDecision(
     messageKey: string,
     operations: Array<{ operationKey: string; target: string }>,
     extraRetentionMs?: number,
+    digests?: MessageDigest[],
   ): Promise<{ first: boolean; cancelled?: Tombstone; cancelledBy?: { by: string; reason: string } }>;
   /** Cancels and schedules (send-at, a route's delay); without them every operation goes now. */
   lifecycle?: LifecycleDeps;
@@ -223,6 +225,7 @@ export async function decide(data: DecideJobData, deps: DecideDeps): Promise<Dec
     data.messageKey,
     planned.map((j) => ({ operationKey: j.operationKey, target: `${j.channel}:${j.recipient}` })),
     keepFor(data, deps.lifecycle, jobs),
+    joins.map((j) => ({ group: j.group, route: j.route.name, recipient: j.recipient, key: j.key, channel: j.route.channel })),
   );
   const settled = await settle(data, jobs, cancelled, deps.lifecycle, cancelledBy);
   // Renders first: a delivery that finds no document state waits for a render

@@ -2,12 +2,14 @@ import { digestId, digestWindowAt, formatAction, operationKey, parseAction, Sing
 import type { DigestConfig, RouteConfig } from '@singleshot/config';
 import type { DigestCloseJobData } from '@singleshot/queues';
 import type { RouteTemplates } from '@singleshot/runtime';
-import type { ClosedDigest, DigestCloseReason, DigestStore } from '@singleshot/store';
+import type { ClosedDigest, DigestCloseReason, DigestRecord, DigestRecords, DigestStore } from '@singleshot/store';
 import type { DigestJoinPlan } from './digest-plan';
 
 /** What joining and flushing digests needs; the decision app wires it (worker.ts). */
 export interface DigestDeps {
   digests: Pick<DigestStore, 'join' | 'close' | 'flushed'>;
+  /** Where a closed digest's record goes (members, flush operation) before its flush is enqueued. */
+  records: Pick<DigestRecords, 'write'>;
   routes: RouteConfig[];
   templates: RouteTemplates;
   /** Adds a digest's close job (jobId = digest id) to run after `delayMs`. */
@@ -70,16 +72,40 @@ export function flushJob(close: DigestCloseJobData, route: RouteConfig & { diges
  * crash anywhere is repaired by running it again: the close job's retry, or
  * the retried decision of a member.
  */
-export async function closeAndFlush(close: DigestCloseJobData, deps: DigestDeps): Promise<{ state: 'flushed' | 'unknown' } | { state: 'early'; closeAt: number }> {
+export async function closeAndFlush(close: DigestCloseJobData, deps: DigestDeps): Promise<{ state: 'flushed' | 'empty' | 'unknown' } | { state: 'early'; closeAt: number }> {
   const now = (deps.now ?? Date.now)();
   const found = await deps.digests.close(close.group, close.seq, now);
   if (found.state !== 'closed') return found;
+  const { digest } = found;
+  const record: DigestRecord = {
+    id: digestId(close.group, close.seq),
+    group: close.group,
+    seq: close.seq,
+    route: close.route,
+    recipient: close.recipient,
+    key: close.key,
+    reason: digest.reason,
+    openedAt: digest.openedAt,
+    closeAt: digest.closeAt,
+    closedAt: digest.closedAt,
+    members: digest.items.map((raw) => (JSON.parse(raw) as Item).messageKey),
+    state: 'empty',
+    operationKey: '',
+  };
+  // Every member was cancelled out: no message to send, and none is.
+  if (digest.items.length === 0) {
+    await deps.records.write(record);
+    await deps.digests.flushed(close.group, close.seq, now);
+    return { state: 'empty' };
+  }
   const route = deps.routes.find((r) => r.name === close.route);
   if (!route?.digest) throw new DigestRouteMissingError(close.route);
-  const { job, dueAt } = flushJob(close, route as RouteConfig & { digest: DigestConfig }, found.digest, deps.templates);
+  const { job, dueAt } = flushJob(close, route as RouteConfig & { digest: DigestConfig }, digest, deps.templates);
+  // The record before the job: a flush operation that exists always has one (`ops show`, a cancel's answer).
+  await deps.records.write({ ...record, state: 'flush', operationKey: job.operationKey });
   if (dueAt !== undefined && dueAt > now) await deps.enqueueLater(job, dueAt);
   else await deps.enqueueNow(job);
-  if (await deps.digests.flushed(close.group, close.seq, now)) deps.onFlushed?.(found.digest.reason);
+  if (await deps.digests.flushed(close.group, close.seq, now)) deps.onFlushed?.(digest.reason);
   return { state: 'flushed' };
 }
 
@@ -87,7 +113,8 @@ export async function closeAndFlush(close: DigestCloseJobData, deps: DigestDeps)
  * Joins a message to each digest it belongs to. A digest this join opened
  * gets its close job; one it closed (maxItems, bytes, a passed close time) is
  * flushed at once. A repeated join (a redelivered decision) adds the close
- * job again or flushes again, which repairs a crash after the join.
+ * job again or flushes again, which repairs a crash after the join. A join
+ * a cancel got to first (status `cancelled`) does nothing.
  */
 export async function joinDigests(plans: readonly DigestJoinPlan[], messageKey: string, deps: DigestDeps): Promise<number> {
   let joined = 0;
@@ -95,7 +122,15 @@ export async function joinDigests(plans: readonly DigestJoinPlan[], messageKey: 
     plans.map(async (plan) => {
       const now = (deps.now ?? Date.now)();
       const { closeAt } = digestWindowAt(plan.route.digest.window, plan.route.digest.mode, now);
-      const r = await deps.digests.join(plan.group, messageKey, plan.item, { now, closeAt, maxItems: plan.route.digest.maxItems, maxBytes: plan.route.digest.maxBytes });
+      const r = await deps.digests.join(plan.group, messageKey, plan.item, {
+        now,
+        closeAt,
+        maxItems: plan.route.digest.maxItems,
+        maxBytes: plan.route.digest.maxBytes,
+        route: plan.route.name,
+        recipient: plan.recipient,
+        key: plan.key,
+      });
       const of = (seq: number): DigestCloseJobData => ({ group: plan.group, seq, route: plan.route.name, recipient: plan.recipient, key: plan.key });
       if (r.status === 'joined') {
         joined++;

@@ -14,6 +14,7 @@ export function digestDeps(rt: Runtime): DigestDeps {
     onItem: (route) => metrics.items.inc({ route }),
     onFlushed: (reason) => metrics.flushed.inc({ reason }),
     digests: rt.digests,
+    records: rt.digestRecords,
     routes: rt.config.routes,
     templates: rt.templates,
     enqueueClose: (data, jobId, delayMs) => enqueueDigestClose(rt.queues.digest, data, jobId, delayMs),

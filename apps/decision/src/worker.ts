@@ -20,6 +20,7 @@ import { annotateActive, currentTraceparent, stampTrace, tracingOn } from '@sing
 import { decide, type DecideOutcome } from './decide';
 import { routeMatches } from './route-match';
 import { digestDeps, startDigestWorker } from './digest-worker';
+import type { MessageDigest } from '@singleshot/store';
 
 export interface DecisionApp {
   /** One BullMQ worker per consumed decide partition. */
@@ -80,8 +81,8 @@ export function startDecision(rt: Runtime): DecisionApp {
       if (replicated) await rt.replicate(rt.redis, [rt.keys.queuePrefix], before);
     },
     // Traced: the decision's traceparent goes with it (the story page's trace id).
-    recordDecision: (messageKey: string, ops: Array<{ operationKey: string; target: string }>, extraRetentionMs?: number) =>
-      rt.messages.recordDecision(messageKey, ops, extraRetentionMs, tracingOn() ? currentTraceparent() : undefined),
+    recordDecision: (messageKey: string, ops: Array<{ operationKey: string; target: string }>, extraRetentionMs?: number, digestGroups?: MessageDigest[]) =>
+      rt.messages.recordDecision(messageKey, ops, extraRetentionMs, tracingOn() ? currentTraceparent() : undefined, digestGroups),
     lifecycle: {
       cancellations: rt.cancellations,
       schedule: (job: DeliverJobData, due: number, reason: 'send_at' | 'delay', sweepGraceMs: number) => rt.operations.schedule(job, due, reason, sweepGraceMs),

@@ -55,8 +55,7 @@ export function ingestContext(rt: IngestRuntime): IngestContext {
     cancels: {
       // The fail-fast producer connection, as acceptance: a cancel while Redis is away answers 503 at once.
       store: new Cancellations(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
-      replicate: (messageKeys, operationKeys) =>
-        rt.replicate(rt.producer, [...messageKeys.map((m) => rt.keys.message(m)), ...operationKeys.map((o) => rt.keys.op(o))]),
+      replicate: (written) => rt.replicate(rt.producer, written),
     },
     sourceLabel: (source) => (knownSources.has(source) ? source : 'other'),
   };

@@ -66,7 +66,7 @@ export const LOG_EVENTS = {
   document_failed: 'a document failed for good; its deliveries end dead',
   invalid_render_job: 'a render job fails validation',
   invalid_digest_job: 'a digest close job fails validation',
-  digest_closed: 'a digest close job ran (info; the outcome, flushed or unknown, is in the line)',
+  digest_closed: 'a digest close job ran (info; the outcome is in the line: flushed, empty when cancels took every member out, or unknown)',
   digest_close_failed: 'a digest close attempt threw (its code is in the line); the digest queue retries it',
   render_finished: 'a render job ended (info; the outcome is in the line)',
   document_download_failed: 'a document download failed (store unreachable)',

@@ -39,8 +39,8 @@ describe('cancelTargetOf', () => {
 describe('cancelOutcomeLabels', () => {
   const op = (outcome: MessageCancel['operations'][number]['outcome']) => ({ operationKey: messageKey, recipient: 'a', channel: 'email', outcome });
   it('counts each operation, and pending only on a first cancel that waits for more', () => {
-    expect(cancelOutcomeLabels({ operations: [op('cancelled'), op('in_flight')], pending: false, first: true })).toEqual(['cancelled', 'in_flight']);
-    expect(cancelOutcomeLabels({ operations: [], pending: true, first: true })).toEqual(['pending']);
-    expect(cancelOutcomeLabels({ operations: [], pending: true, first: false })).toEqual([]);
+    expect(cancelOutcomeLabels({ operations: [op('cancelled'), op('in_flight')], pending: false, first: true, written: [] })).toEqual(['cancelled', 'in_flight']);
+    expect(cancelOutcomeLabels({ operations: [], pending: true, first: true, written: [] })).toEqual(['pending']);
+    expect(cancelOutcomeLabels({ operations: [], pending: true, first: false, written: [] })).toEqual([]);
   });
 });

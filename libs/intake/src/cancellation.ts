@@ -54,8 +54,8 @@ export function cancelTargetOf(body: CancellationBody, scope: CancelScope): Canc
 /** What carrying out a cancel needs: the compare-and-sets, and a replica wait for what they wrote. */
 export interface CancelPort {
   store: Pick<Cancellations, 'cancelMessage' | 'cancelByKey'>;
-  /** Resolves once the writes to these messages' and operations' slots are on a replica (a no-op on a single Redis). */
-  replicate(messageKeys: readonly string[], operationKeys: readonly string[]): Promise<void>;
+  /** Resolves once the writes to these Redis keys' slots are on a replica (a no-op on a single Redis). */
+  replicate(keys: readonly string[]): Promise<void>;
 }
 
 /**
@@ -75,7 +75,7 @@ export async function carryOutCancel(
     target.kind === 'message'
       ? await port.store.cancelMessage(target.messageKey, normalized, who)
       : await port.store.cancelByKey(target.source, target.cancellationKey, normalized, who);
-  await port.replicate(target.kind === 'message' ? [target.messageKey] : [], done.operations.map((o) => o.operationKey));
+  await port.replicate(done.written);
   return done;
 }
 

@@ -9,6 +9,7 @@ import {
   JournalReader,
   MessageStore,
   Cancellations,
+  DigestRecords,
   DigestStore,
   OperationStore,
   checkRedisServers,
@@ -45,6 +46,8 @@ export interface Runtime {
   cancellations: Cancellations;
   /** Digest groups: joins, closes, the open list (docs/digests.md). */
   digests: DigestStore;
+  /** Closed digests: members and flush operation, for operators and cancels. */
+  digestRecords: DigestRecords;
   journal: JournalReader;
   /** Every route's templates, compiled once at start. */
   templates: RouteTemplates;
@@ -171,6 +174,7 @@ export async function createRuntime(config: Config, options: { app: string; logg
     messages: new MessageStore(redis, keys, { retentionMs }),
     cancellations: new Cancellations(redis, keys, { retentionMs }),
     digests: new DigestStore(redis, keys, { retentionMs }),
+    digestRecords: new DigestRecords(redis, keys, { retentionMs }),
     journal: new JournalReader(redis, keys),
     templates,
     documents,

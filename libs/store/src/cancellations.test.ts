@@ -113,7 +113,7 @@ describe('cancel against claim and commit', () => {
 describe('cancel against the decision', () => {
   it('a cancel before the decision: pending, and the decision reads its tombstone', async () => {
     const msg = fresh();
-    expect(await cancels.cancelMessage(msg, undefined, who)).toEqual({ operations: [], pending: true, first: true });
+    expect(await cancels.cancelMessage(msg, undefined, who)).toEqual({ operations: [], pending: true, first: true, written: [keys.message(msg)] });
     expect(await messages.recordDecision(msg, [{ operationKey: fresh(), target: 'email:a@example.com' }])).toEqual({ first: true, cancelled: '*', cancelledBy: who });
   });
 
@@ -121,7 +121,7 @@ describe('cancel against the decision', () => {
     const [msg, a, b] = [fresh(), fresh(), fresh()];
     expect(await messages.recordDecision(msg, [{ operationKey: a, target: 'email:a@example.com' }, { operationKey: b, target: 'sms:+4915100000000' }])).toEqual({ first: true });
     const some = await cancels.cancelMessage(msg, ['+4915100000000'], who);
-    expect(some).toEqual({ pending: false, first: true, operations: [{ operationKey: b, recipient: '+4915100000000', channel: 'sms', outcome: 'cancelled' }] });
+    expect(some).toEqual({ pending: false, first: true, operations: [{ operationKey: b, recipient: '+4915100000000', channel: 'sms', outcome: 'cancelled' }], written: [keys.message(msg), keys.op(b)] });
     expect((await messages.get(msg))?.cancelled?.recipients).toEqual(['+4915100000000']);
     const all = await cancels.cancelMessage(msg, undefined, who);
     expect(all.operations.map((o) => [o.operationKey, o.outcome]).sort()).toEqual([[a, 'cancelled'], [b, 'already_cancelled']].sort());

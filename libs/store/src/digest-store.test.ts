@@ -9,7 +9,7 @@ describe('digest scripts', () => {
   let server: TestRedis;
   let redis: RedisClient;
   let store: DigestStore;
-  const opts = (now: number) => ({ now, closeAt: now + 1000, maxItems: 3, maxBytes: 10_000 });
+  const opts = (now: number) => ({ now, closeAt: now + 1000, maxItems: 3, maxBytes: 10_000, route: 'r', recipient: 'a@x.test', key: '' });
 
   beforeAll(async () => {
     server = await startTestRedis();

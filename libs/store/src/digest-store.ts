@@ -1,3 +1,4 @@
+import { digestId } from '@singleshot/core';
 import type { RedisClient } from './connection';
 import type { KeyBuilder } from './keys';
 import { decimal } from './script-options';
@@ -8,12 +9,15 @@ export type DigestCloseReason = 'window' | 'max_items' | 'bytes';
 
 /** What a join did (digest-join-4.lua). */
 export interface DigestJoin {
-  /** `duplicate`: the message joined this group before (a redelivery, another channel). */
-  status: 'joined' | 'duplicate';
+  /**
+   * `duplicate`: the message joined this group before (a redelivery, another
+   * channel); `cancelled`: a cancel took it out or kept it out (seq 0).
+   */
+  status: 'joined' | 'duplicate' | 'cancelled';
   /** The digest the message is in. */
   seq: number;
-  /** That digest's state: open, closed (flush not yet enqueued) or flushed. */
-  state: 'open' | 'closed' | 'flushed';
+  /** That digest's state: open, closed (flush not yet enqueued) or flushed; `removed` with status cancelled. */
+  state: 'open' | 'closed' | 'flushed' | 'removed';
   /** This join opened it (its close job is to be added). */
   opened: boolean;
   /** Its close time while open. */
@@ -42,6 +46,34 @@ export interface OpenDigest {
   closeAt: number;
 }
 
+/** An open digest as the admin list shows it: what it gathers, how many items it holds now. */
+export interface OpenDigestDetail extends OpenDigest {
+  /** The digest id (the flush operation's message key). */
+  id: string;
+  route: string;
+  recipient: string;
+  key: string;
+  count: number;
+  openedAt: number;
+}
+
+/** What a cancel did to a message's membership of a group (digest-remove-3.lua). */
+export type DigestRemoval =
+  | { outcome: 'removed'; seq: number }
+  | { outcome: 'kept_out' }
+  | { outcome: 'already_removed'; seq?: number }
+  | { outcome: 'closed' | 'flushed'; seq: number };
+
+/** A message's place in a group: the digest it is in, or that a cancel took it out. */
+export type DigestMembership = { state: 'member'; seq: number; position: number } | { state: 'removed'; seq?: number } | { state: 'none' };
+
+/** Who a group is for; kept on the group when a digest opens, for the admin list. */
+export interface DigestGroupInfo {
+  route: string;
+  recipient: string;
+  key: string;
+}
+
 /**
  * Digest groups (docs/digests.md): joins, closes and the open list, each one
  * script in the group's slot, so a member joins once and a digest closes once
@@ -55,13 +87,23 @@ export class DigestStore {
   ) {}
 
   /** Joins `messageKey` to group `group` with `item` (JSON, bounded by the caller). */
-  async join(group: string, messageKey: string, item: string, o: { now: number; closeAt: number; maxItems: number; maxBytes: number }): Promise<DigestJoin> {
+  async join(group: string, messageKey: string, item: string, o: { now: number; closeAt: number; maxItems: number; maxBytes: number } & DigestGroupInfo): Promise<DigestJoin> {
     const k = this.keys;
     const r = (await runScript(
       this.redis,
       'digest-join-4',
       [k.digestGroup(group), k.digestItems(group), k.digestMember(group, messageKey), k.digestOpenIndexOf(group)],
-      { now: decimal(o.now), group, closeAt: decimal(o.closeAt), maxItems: decimal(o.maxItems), maxBytes: decimal(o.maxBytes), retentionMs: decimal(this.options.retentionMs) },
+      {
+        now: decimal(o.now),
+        group,
+        closeAt: decimal(o.closeAt),
+        maxItems: decimal(o.maxItems),
+        maxBytes: decimal(o.maxBytes),
+        retentionMs: decimal(this.options.retentionMs),
+        route: o.route,
+        recipient: o.recipient,
+        key: o.key,
+      },
       [item],
     )) as string[];
     const closed: DigestJoin['closed'] = [];
@@ -94,6 +136,45 @@ export class DigestStore {
     const k = this.keys;
     const r = (await runScript(this.redis, 'digest-close-3', [k.digestGroup(group), k.digestItems(group), k.digestOpenIndexOf(group)], { mode: 'flushed', seq: decimal(seq), now: decimal(now), group })) as unknown[];
     return Number(r[1]) === 1;
+  }
+
+  /**
+   * Takes `messageKey` out of its digest of `group` for a cancel: out of the
+   * open digest, or kept out before it joins. A member of a closed digest
+   * stays (its flush sends the items the close fixed).
+   */
+  async remove(group: string, messageKey: string): Promise<DigestRemoval> {
+    const k = this.keys;
+    const [outcome, seq] = (await runScript(this.redis, 'digest-remove-3', [k.digestGroup(group), k.digestItems(group), k.digestMember(group, messageKey)], {
+      retentionMs: decimal(this.options.retentionMs),
+    })) as [DigestRemoval['outcome'], string];
+    if (outcome === 'kept_out') return { outcome };
+    if (outcome === 'already_removed') return seq ? { outcome, seq: Number(seq) } : { outcome };
+    return { outcome, seq: Number(seq) };
+  }
+
+  /** Where `messageKey` is in `group`: a member of digest `seq`, taken out by a cancel, or not (yet) joined. */
+  async membership(group: string, messageKey: string): Promise<DigestMembership> {
+    const value = await this.redis.get(this.keys.digestMember(group, messageKey));
+    if (value === null) return { state: 'none' };
+    const removed = value.startsWith('x');
+    const [seq, position] = (removed ? value.slice(2) : value).split(':');
+    if (removed) return seq ? { state: 'removed', seq: Number(seq) } : { state: 'removed' };
+    return { state: 'member', seq: Number(seq), position: Number(position) };
+  }
+
+  /** Open digests with what they gather and their item counts now, soonest close first (at most `limit`). */
+  async openDigests(limit = 100): Promise<OpenDigestDetail[]> {
+    const open = (await this.listOpen(limit)).slice(0, limit);
+    const rows = await Promise.all(open.map((d) => this.redis.hmget(this.keys.digestGroup(d.group), 'open', 'count', 'openedAt', 'route', 'to', 'key')));
+    const out: OpenDigestDetail[] = [];
+    open.forEach((d, i) => {
+      const [seq, count, openedAt, route, to, key] = rows[i] as Array<string | null>;
+      // Closed between the two reads: no longer open.
+      if (seq !== String(d.seq)) return;
+      out.push({ ...d, id: digestId(d.group, d.seq), route: route ?? '', recipient: to ?? '', key: key ?? '', count: Number(count), openedAt: Number(openedAt) });
+    });
+    return out;
   }
 
   /** Open digests, soonest close first (at most `limit` per shard). */

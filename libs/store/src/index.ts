@@ -24,3 +24,4 @@ export * from './feedback-store';
 export * from './suppressions';
 export * from './suppression-audit';
 export * from './digest-store';
+export * from './digest-record';

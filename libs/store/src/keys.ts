@@ -224,6 +224,16 @@ export class KeyBuilder {
     return `${this.tagged(group)}:dgm:${group}:${messageKey}`;
   }
 
+  /**
+   * A digest's record once it closed (digest id, `digestId`): its group, what
+   * it was, its members' message keys in order and its flush operation. In
+   * the digest id's own slot, so `ops show` finds it from the flush
+   * operation's message key (the digest id) alone.
+   */
+  digestRecord(digestId: string): string {
+    return `${this.tagged(digestId)}:dgr:${digestId}`;
+  }
+
   /** Open digests of one shard, `<group>:<seq>` by close time (the open-digests gauge and the admin list). */
   digestOpenIndex(shard: number): string {
     return `${this.prefix}:${shardTag(shard)}:dgopen`;

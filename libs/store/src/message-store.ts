@@ -26,8 +26,32 @@ export interface MessageRecord {
   /** The first decision's W3C traceparent, when it was traced. */
   trace?: string;
   operations: string[];
+  /** The digest groups its decision joined it to (route, recipient, rendered key). */
+  digests: MessageDigest[];
   /** The message's cancel tombstone (`POST /v1/cancellations`), when it has one. */
   cancelled?: { recipients: Tombstone; at: number; reason: string; by: string };
+}
+
+/** A digest group a message's decision joined it to (the record's `dg:<group>` field). */
+export interface MessageDigest {
+  group: string;
+  route: string;
+  recipient: string;
+  key: string;
+  /** The channel its digest goes by. */
+  channel: string;
+}
+
+/** A `dg:<group>` field's value (JSON [route, recipient, key, channel]) as a membership. */
+export function parseMessageDigest(group: string, value: string): MessageDigest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    parsed = [];
+  }
+  const [route, recipient, key, channel] = Array.isArray(parsed) ? parsed.map(String) : [];
+  return { group, route: route ?? '', recipient: recipient ?? '', key: key ?? '', channel: channel ?? '' };
 }
 
 /** What recording a decision found. */
@@ -109,13 +133,21 @@ export class MessageStore {
    * whether the message was cancelled (message-decided-1.lua): the cancel's
    * tombstone, `'*'` for every recipient or the cancelled recipients, when a
    * cancel came first. `target` is `channel:recipient`, what a later cancel
-   * of some recipients matches on.
+   * of some recipients matches on. `digests` are the digest groups the
+   * message is about to join: a later cancel takes it out of those.
    */
-  async recordDecision(messageKey: string, operations: ReadonlyArray<{ operationKey: string; target: string }>, extraRetentionMs = 0, trace?: string): Promise<DecisionRecord> {
+  async recordDecision(
+    messageKey: string,
+    operations: ReadonlyArray<{ operationKey: string; target: string }>,
+    extraRetentionMs = 0,
+    trace?: string,
+    digests: readonly MessageDigest[] = [],
+  ): Promise<DecisionRecord> {
     const [first, cancelled, by, reason] = (await runScript(this.redis, 'message-decided-1', [this.keys.message(messageKey)], {
       now: decimal(this.now()),
       operationKeys: operations.map((o) => o.operationKey),
       targets: operations.map((o) => o.target),
+      ...(digests.length > 0 ? { digestGroups: digests.map((d) => d.group), digestTargets: digests.map((d) => JSON.stringify([d.route, d.recipient, d.key, d.channel])) } : {}),
       // A message whose operations are scheduled stays cancellable until they are due, and the retention past that.
       retentionMs: decimal(this.options.retentionMs + Math.max(0, extraRetentionMs)),
       ...(trace === undefined ? {} : { trace }),
@@ -133,8 +165,10 @@ export class MessageStore {
     const via: Record<string, number> = {};
     const viaFirstAt: Record<string, number> = {};
     const operations = new Set(formerOps);
+    const digests: MessageDigest[] = [];
     for (const [field, value] of Object.entries(h)) {
       if (field.startsWith('via:')) via[field.slice(4)] = Number(value);
+      else if (field.startsWith('dg:')) digests.push(parseMessageDigest(field.slice(3), value));
       else if (field.startsWith('at:')) viaFirstAt[field.slice(3)] = Number(value);
       else if (isOperationField(field)) operations.add(field);
     }
@@ -151,6 +185,7 @@ export class MessageStore {
       decidedAt: num(h.decidedAt),
       ...(h.trace ? { trace: h.trace } : {}),
       operations: [...operations].sort(),
+      digests,
       ...(h.cancelRecipients
         ? { cancelled: { recipients: parseTombstone(h.cancelRecipients), at: Number(h.cancelledAt ?? 0), reason: h.cancelReason ?? '', by: h.cancelledBy ?? '' } }
         : {}),

@@ -124,9 +124,11 @@ export interface ScriptOptions {
   'message-arrive-1': { now: Decimal; via: string; retentionMs: Decimal };
   /** targets[i] = `channel:recipient` of operationKeys[i]; trace: the decision's W3C traceparent, only when tracing is on (the story page shows its trace id). */
   /** closeAt: when a digest opened by this call closes (fixed, aligned or daily; computed in TypeScript). */
-  'digest-join-4': { now: Decimal; group: string; closeAt: Decimal; maxItems: Decimal; maxBytes: Decimal; retentionMs: Decimal };
+  'digest-join-4': { now: Decimal; group: string; closeAt: Decimal; maxItems: Decimal; maxBytes: Decimal; retentionMs: Decimal; route: string; recipient: string; key: string };
   'digest-close-3': { mode: 'close' | 'flushed'; seq: Decimal; now: Decimal; group: string };
-  'message-decided-1': { now: Decimal; operationKeys: string[]; targets: string[]; retentionMs: Decimal; trace?: string };
+  'digest-remove-3': { retentionMs: Decimal };
+  /** digestTargets[i]: JSON [route, recipient, key, channel] of digestGroups[i]. */
+  'message-decided-1': { now: Decimal; operationKeys: string[]; targets: string[]; retentionMs: Decimal; trace?: string; digestGroups?: string[]; digestTargets?: string[] };
   'mutex-acquire-1': { owner: string; leaseMs: Decimal };
   'mutex-release-1': { owner: string };
   /** windowStart = now - windowMs: entries at or before it have left the window. */

@@ -7,6 +7,7 @@ import claim from './lua/claim-8.lua';
 import commit from './lua/commit-7.lua';
 import digestClose from './lua/digest-close-3.lua';
 import digestJoin from './lua/digest-join-4.lua';
+import digestRemove from './lua/digest-remove-3.lua';
 import docClaim from './lua/doc-claim-3.lua';
 import docCommit from './lua/doc-commit-3.lua';
 import docReplay from './lua/doc-replay-2.lua';
@@ -43,6 +44,7 @@ export const SCRIPTS: Record<ScriptName, string> = {
   'commit-7': commit,
   'digest-close-3': digestClose,
   'digest-join-4': digestJoin,
+  'digest-remove-3': digestRemove,
   'doc-claim-3': docClaim,
   'doc-commit-3': docCommit,
   'doc-replay-2': docReplay,

@@ -75,8 +75,7 @@ async function cancelCommand(opts: CancelOptions): Promise<void> {
     // As at ingest: the answer is definite only once what the cancel wrote is on a replica (a no-op on one Redis).
     const port: CancelPort = {
       store: new Cancellations(redis, keys, { retentionMs: retentionMsOf(config) }),
-      replicate: (messageKeys, operationKeys) =>
-        waitForReplicas(redis, [...messageKeys.map((m) => keys.message(m)), ...operationKeys.map((o) => keys.op(o))], waitReplicas, waitTimeoutMs),
+      replicate: (written) => waitForReplicas(redis, written, waitReplicas, waitTimeoutMs),
     };
     const done = await carryOutCancel(port, target, recipients, who);
     if (opts.json) {

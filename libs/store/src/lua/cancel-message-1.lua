@@ -22,6 +22,9 @@
     decided: the decision recorded its operations; first: this is the
     message's first cancel (for the journal and metrics). target is
     `channel:recipient` ('' for operations recorded by an earlier version).
+    A digest membership the decision recorded comes as the pair
+    `dg:<group>`, JSON [route, recipient, key, channel], for the caller to take the
+    message out of that digest (digest-remove-3.lua).
 ]]
 --@include "include/retain.lua"
 --@include "include/tombstone.lua"
@@ -35,7 +38,7 @@ local out = { decided, first and 1 or 0 }
 local all = redis.call('HGETALL', key)
 for i = 1, #all, 2 do
   local field = all[i]
-  if isKeyField(field) then
+  if isKeyField(field) or string.sub(field, 1, 3) == 'dg:' then
     out[#out + 1] = field
     out[#out + 1] = all[i + 1]
   end

@@ -17,12 +17,15 @@
       maxItems     close the digest once it holds this many
       maxBytes     an item that would take the digest past this opens the next
       retentionMs  expiry of the membership and the group's records
+      route, recipient, key  what the group is (kept on the group for the
+                   admin list of open digests; the id alone names nothing)
     ARGV[2] the item (JSON, already bounded by the caller)
 
   Output:
     { status, seq, state, opened, closeAt, closedSeq1, reason1, closedSeq2, reason2 }
-    status: 'joined' or 'duplicate' (the message joined before: seq is that
-    digest's); state of that digest: 'open', 'closed' (not flushed yet) or
+    status: 'joined', 'duplicate' (the message joined before: seq is that
+    digest's) or 'cancelled' (a cancel took it out, or kept it out before it
+    came: digest-remove-3.lua); state of that digest: 'open', 'closed' (not flushed yet) or
     'flushed'; opened: 1 when this call opened it; closeAt: its close time
     when open; then each digest this call closed, with its reason
     (window, bytes, max_items), for the caller to flush.
@@ -38,6 +41,9 @@ local st = { open = r[2] or false, n = r[3], count = r[4], bytes = r[5], openedA
 
 local member = redis.call('GET', memberKey)
 if member then
+  -- A cancel's mark: the message never joins this group again (until the
+  -- mark expires with the retention, as a membership does).
+  if string.sub(member, 1, 1) == 'x' then return { 'cancelled', '', 'removed', 0, '' } end
   local s = string.match(member, '^(%d+):')
   if st.open == s then return { 'duplicate', s, 'open', 0, st.closeAt } end
   local state = redis.call('HEXISTS', groupKey, 'c:' .. s) == 1 and 'closed' or 'flushed'
@@ -55,6 +61,7 @@ if not st.open then
   seq = seq + 1
   st = { open = tostring(seq), n = '0', count = '0', bytes = '0', openedAt = o.now, closeAt = o.closeAt }
   redis.call('ZADD', indexKey, o.closeAt, o.group .. ':' .. st.open)
+  redis.call('HSET', groupKey, 'route', o.route, 'to', o.recipient, 'key', o.key)
   out[4] = 1
 end
 local n = tonumber(st.n) + 1

@@ -21,6 +21,10 @@
       targets        per operation key, `channel:recipient` (the field's value:
                      what a cancel of some recipients needs to know)
       retentionMs    record expiry
+      digestGroups   optional: the digest groups the message joins (each a
+                     field `dg:<group>`, so a cancel finds the digests to take
+                     it out of: digest-remove-3.lua)
+      digestTargets  per group, JSON [route, recipient, key, channel] (the field's value)
       trace          optional: the decision's W3C traceparent (tracing on), kept with the first decision
 
   Output:
@@ -43,6 +47,16 @@ if #ops > 0 then
   for i = 1, #ops do
     args[2 * i - 1] = ops[i]
     args[2 * i] = targets[i] or ''
+  end
+  redis.call('HSET', key, unpack(args))
+  retain(key, o.retentionMs)
+end
+local groups = o.digestGroups
+if type(groups) == 'table' and #groups > 0 then
+  local args = {}
+  for i = 1, #groups do
+    args[2 * i - 1] = 'dg:' .. groups[i]
+    args[2 * i] = o.digestTargets[i] or ''
   end
   redis.call('HSET', key, unpack(args))
   retain(key, o.retentionMs)
