@@ -4,6 +4,7 @@ import { formatTime, printTable } from '../format';
 import { keyArgument } from '../key-arg';
 import { statusText } from '../lifecycle-rows';
 import { withStores } from './ops';
+import { messageDigests } from '../digest-view';
 
 /**
  * A message's cancel tombstone in one cell: which recipients, when, by whom
@@ -26,7 +27,7 @@ export function registerMessages(program: Command): void {
     .option('--config <file>', 'config file')
     .option('--json', 'print JSON')
     .action(async (key: string, opts: { config?: string; json?: boolean }) => {
-      await withStores(opts.config, async ({ operations, messages: store }) => {
+      await withStores(opts.config, async ({ operations, messages: store, digests, digestRecords }) => {
         const message = await store.get(key);
         if (!message) {
           console.error(`no message with key ${key} (kept for the retention period)`);
@@ -36,9 +37,11 @@ export function registerMessages(program: Command): void {
         const ops = await Promise.all(
           message.operations.map(async (operationKey) => ({ operationKey, record: await operations.get(operationKey) })),
         );
+        const inDigests = await messageDigests(message, { digests, records: digestRecords, operations });
         if (opts.json) {
+          const { digests: _groups, ...rest } = message;
           console.log(
-            JSON.stringify({ message, operations: ops.map(({ operationKey, record }) => record ?? { operationKey, status: 'unclaimed' }) }, null, 2),
+            JSON.stringify({ message: rest, operations: ops.map(({ operationKey, record }) => record ?? { operationKey, status: 'unclaimed' }), digests: inDigests }, null, 2),
           );
           return;
         }
@@ -51,6 +54,17 @@ export function registerMessages(program: Command): void {
           ['decided', message.decidedAt === undefined ? 'not yet' : formatTime(message.decidedAt)],
           ['cancelled', tombstoneText(message.cancelled)],
         ]);
+        if (inDigests.length > 0) {
+          console.log('\ndigests:');
+          printTable([
+            ['DIGEST', 'ROUTE', 'RECIPIENT', 'KEY', 'STATE', ''],
+            ...inDigests.map((d) => [d.id ?? '', d.route, d.recipient, d.key, d.state, d.detail]),
+          ]);
+          if (ops.length === 0) {
+            console.log(`\na digest's members and flush: singleshot ops show <digest>`);
+            return;
+          }
+        }
         if (ops.length === 0) {
           console.log(message.decidedAt === undefined ? '\nno operations yet (not decided)' : '\nno operations (no route matched, or no recipients)');
           return;

@@ -1,15 +1,26 @@
 import type { Command } from 'commander';
-import { DocumentStateStore, FeedbackStore, JournalReader, MessageStore, OperationStore, type DocumentRecord, type KeyBuilder } from '@singleshot/store';
+import { DigestRecords, DigestStore, DocumentStateStore, FeedbackStore, JournalReader, MessageStore, OperationStore, type DocumentRecord, type KeyBuilder } from '@singleshot/store';
 import { connectForCommand } from './queues';
 import { keysOf, loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
 import { formatTime, printTable } from '../format';
 import { keyArgument } from '../key-arg';
 import { lifecycleRows, statusText } from '../lifecycle-rows';
+import { digestRows } from '../digest-view';
 
 /** Read-only access to the stores, for operator commands. */
 export async function withStores<T>(
   configFile: string | undefined,
-  fn: (s: { operations: OperationStore; messages: MessageStore; journal: JournalReader; documents: DocumentStateStore; feedback: FeedbackStore; keys: KeyBuilder; attempts: number }) => Promise<T>,
+  fn: (s: {
+    operations: OperationStore;
+    messages: MessageStore;
+    journal: JournalReader;
+    documents: DocumentStateStore;
+    feedback: FeedbackStore;
+    digests: DigestStore;
+    digestRecords: DigestRecords;
+    keys: KeyBuilder;
+    attempts: number;
+  }) => Promise<T>,
 ): Promise<T> {
   const config = loadConfigOrExit(configFile);
   // With the config's password and TLS, and a clear error when Redis does not answer.
@@ -23,6 +34,8 @@ export async function withStores<T>(
       journal: new JournalReader(redis, keys),
       documents: new DocumentStateStore(redis, keys, { retentionMs }),
       feedback: new FeedbackStore(redis, keys, { retentionMs }),
+      digests: new DigestStore(redis, keys, { retentionMs }),
+      digestRecords: new DigestRecords(redis, keys, { retentionMs }),
       keys,
       attempts: config.documents.attempts,
     });
@@ -35,17 +48,23 @@ export function registerOps(program: Command): void {
   const ops = program.command('ops').description('operations: state, history and journal');
   ops
     .command('show')
-    .description('an operation (or every operation of a message key): state, attempts, journal entries')
-    .argument('<key>', 'operation, message or document key (64 hex characters)', keyArgument('an operation or message key'))
+    .description('an operation (or every operation of a message key, or a digest and its flush): state, attempts, journal entries')
+    .argument('<key>', 'operation, message, digest or document key (64 hex characters)', keyArgument('an operation or message key'))
     .option('--config <file>', 'config file')
     .option('--json', 'print JSON')
     .action(async (key: string, opts: { config?: string; json?: boolean }) => {
-      await withStores(opts.config, async ({ operations, messages, journal, documents, feedback, attempts }) => {
+      await withStores(opts.config, async ({ operations, messages, journal, documents, feedback, digestRecords, attempts }) => {
         let keysToShow = [key];
-        const op = await operations.get(key);
+        let op = await operations.get(key);
         const message = op ? null : await messages.get(key);
         if (!op && message) keysToShow = message.operations;
-        const document = op || message ? null : await documents.get(key);
+        // A digest id is its flush operation's message key: shown as the digest with its flush.
+        const digest = await digestRecords.read(op?.messageKey ?? key);
+        if (!op && !message && digest?.operationKey) {
+          keysToShow = [digest.operationKey];
+          op = await operations.get(digest.operationKey);
+        }
+        const document = op || message || digest ? null : await documents.get(key);
         if (document) {
           const entries = await journal.forOperation(key, document.journalIds);
           if (opts.json) {
@@ -58,8 +77,8 @@ export function registerOps(program: Command): void {
           if (entries.length) printTable(entries.map((e) => [e.id, e.type, e.fields.by ?? e.fields.err ?? '']));
           return;
         }
-        if (!op && !message) {
-          console.error(`no operation or message with key ${key} (kept for the retention period)`);
+        if (!op && !message && !digest) {
+          console.error(`no operation, message or digest with key ${key} (kept for the retention period)`);
           process.exitCode = 4;
           return;
         }
@@ -76,9 +95,11 @@ export function registerOps(program: Command): void {
           shown.push({ operation: record, history, journal: entries, ...(waitingOn ? { document: withoutJob(waitingOn) } : {}), ...(delivery ? { feedback: delivery } : {}) });
         }
         if (opts.json) {
-          console.log(JSON.stringify(message ? { message, operations: shown } : shown[0], null, 2));
+          const one = shown[0] ?? null;
+          console.log(JSON.stringify(message ? { message, operations: shown } : digest ? { digest, ...one } : one, null, 2));
           return;
         }
+        if (digest) printTable(digestRows(digest));
         if (message) {
           console.log(`message ${message.messageKey}: ${message.arrivals} arrival(s) via ${Object.entries(message.via).map(([v, n]) => `${v}×${n}`).join(', ')}; first ${formatTime(message.firstArrivalAt)}`);
         }
