@@ -1,5 +1,6 @@
 import { markdownTables, ratios } from './report';
 import type { Summary } from './report';
+import { digestsTable, type DigestsResult } from './digests-table';
 import { sourcesTable, type SourceRow } from './sources-table';
 import { SYSTEMS, type SystemId } from './systems';
 import { targetLines, type TargetCheck } from './targets';
@@ -21,6 +22,8 @@ export interface StoredResult {
   targets: TargetCheck[];
   /** `--sources`: one row per way in, HTTP ingest beside the sources, measured the same way in the same run. */
   sources?: SourceRow[];
+  /** `--digests`: a plain route and a digest route fed the same events, each on its own `singleshot start`. */
+  digests?: DigestsResult;
 }
 
 /**
@@ -47,6 +50,7 @@ export function benchmarksMarkdown(result: StoredResult, resultsPath: string): s
     '',
     ...(targets.length ? ['Targets (docs/benchmarks.md), `singleshot start` in this run:', '', ...targetLines(targets).map((l) => `- ${l}`), ''] : []),
     ...(result.sources?.length ? sourcesSection(result.sources) : []),
+    ...(result.digests?.rows.length ? digestsSection(result.digests) : []),
   ].join('\n');
 }
 
@@ -59,6 +63,18 @@ function sourcesSection(rows: readonly SourceRow[]): string[] {
     `Each way in on its own \`singleshot start\` (fresh Redis) and origin (docs/sources.md), after the rounds above: ${first?.events ?? 0} events, each published twice (an at-least-once producer), ${rate}. events/s is first publish → last notification at the sink; latency is publish → the provider's first POST.`,
     '',
     sourcesTable(rows),
+    '',
+  ];
+}
+
+function digestsSection(digests: DigestsResult): string[] {
+  const w = digests.workload;
+  return [
+    '## Digests',
+    '',
+    `A plain route and a digest route (\`digest: { window: ${w.digest.window}, maxItems: ${w.digest.maxItems}, mode: ${w.digest.mode} }\`, docs/digests.md), each on its own \`singleshot start\` (fresh Redis), after the rounds above: the same ${w.events} events, each for ${w.recipientsPerEvent} of ${w.recipients} recipients, each posted twice (${w.batch} POSTs at once, then the same again). A member is one event in one recipient's digest. events/s and members/s are first POST → the last notification, or the last member's digest, accepted at the sink, so the digest route's include the wait for its last window; latency is an event's first POST → its notification or its digest. Duplicates of the digest route are a digest accepted twice or a member in two digests; lost, a member in none. Redis commands are \`INFO commandstats\` deltas after a warm-up, BullMQ's included, per notification or per member.`,
+    '',
+    digestsTable(digests),
     '',
   ];
 }

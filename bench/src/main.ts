@@ -12,6 +12,8 @@ import { checkTargets, targetLines } from './targets';
 import { measureSource } from './sources';
 import { startTraceSink } from './trace-sink';
 import { parseSourceList, sourcesTable, SourceOptionError, type SourceKind, type SourceRow } from './sources-table';
+import { measureDigestRoute } from './digests';
+import { DIGEST_BENCH_RECIPIENTS, DIGEST_BENCH_SETTINGS, digestsTable, type DigestsResult, type DigestsWorkload } from './digests-table';
 
 /**
  * `npm run bench [-- --quick]`: every system on the same workload, rounds
@@ -44,6 +46,8 @@ const OPTIONS = {
   'source-events': { type: 'string' },
   'source-rate': { type: 'string' },
   'source-batch': { type: 'string' },
+  digests: { type: 'boolean', default: false },
+  'digest-events': { type: 'string' },
   'write-md': { type: 'boolean' },
   out: { type: 'string' },
   report: { type: 'string' },
@@ -71,6 +75,10 @@ const USAGE = `usage: npm run bench [-- options]
   --source-rate R         publish at R events/s (default: as fast as the origin confirms)
   --source-batch N        events per publish call: one confirm, transaction, pipeline, or N POSTs at once
                           (50; with --source-rate, 1/20 of a second's events, so the pace is not 50-event bursts)
+  --digests               then a plain route and a digest route (${DIGEST_BENCH_SETTINGS.window} ${DIGEST_BENCH_SETTINGS.mode} window, maxItems ${DIGEST_BENCH_SETTINGS.maxItems}),
+                          each on its own singleshot start, fed the same events for ${DIGEST_BENCH_RECIPIENTS} recipients, each
+                          posted twice: members/s, digests, duplicates, lost, Redis commands per member; off by default
+  --digest-events N       events of each digest row (default 2,000; --quick 300)
   --no-aof-rewrite        diagnostic: Redis's automatic AOF rewrites off; judges no target, writes no BENCHMARKS.md
   --trace                 diagnostic: OpenTelemetry tracing on (OTLP/HTTP to a local receiver that discards
                           the spans), to compare with a run without; judges no target, writes no BENCHMARKS.md
@@ -152,6 +160,9 @@ try {
 if (!a.sources && (a['source-list'] ?? a['source-events'] ?? a['source-rate'] ?? a['source-batch']) !== undefined) refuse('--source-list, --source-events, --source-rate and --source-batch need --sources');
 const common = { concurrency: num('concurrency', a.concurrency, 32), appendfsync, ...(a['no-aof-rewrite'] === true ? { aofRewrite: false } : {}), drainSeconds: quick ? 60 : 300, ...(processes !== undefined ? { processes } : {}) };
 const sourceRate = a['source-rate'] === undefined ? undefined : num('source-rate', a['source-rate'], 1);
+if (!a.digests && a['digest-events'] !== undefined) refuse('--digest-events needs --digests');
+// As many recipients per event as the rounds, over a pool, so each recipient's digests fill up; 50 POSTs at once, as the HTTP sources row.
+const digestWorkload: DigestsWorkload = { events: num('digest-events', a['digest-events'], quick ? 300 : 2000), recipientsPerEvent: Math.min(workload.recipients, DIGEST_BENCH_RECIPIENTS), recipients: DIGEST_BENCH_RECIPIENTS, batch: 50, digest: DIGEST_BENCH_SETTINGS };
 const sourceWorkload = { events: num('source-events', a['source-events'], quick ? 300 : 2000), recipients: workload.recipients, batch: num('source-batch', a['source-batch'], sourceRate ? Math.max(1, Math.round(sourceRate / 20)) : 50), ...(sourceRate ? { rate: sourceRate } : {}), concurrency: common.concurrency, appendfsync, drainSeconds: common.drainSeconds };
 
 function version(cmd: string, args: string[]): string {
@@ -223,6 +234,18 @@ async function main(): Promise<void> {
       log(`source ${kind}: ${row.eventsPerSecond} events/s, p50/p95/p99 ${row.latencyMs.p50}/${row.latencyMs.p95}/${row.latencyMs.p99} ms, dup ${row.duplicates}, lost ${row.lost}`);
     }
   }
+  let digests: DigestsResult | undefined;
+  if (a.digests) {
+    const w = digestWorkload;
+    log(`digests: ${w.events} events × ${w.recipientsPerEvent} of ${w.recipients} recipients, each posted twice, ${w.batch} at once; digest route ${JSON.stringify(w.digest)}`);
+    digests = { workload: w, rows: [] };
+    // The plain route first: it is the control the digest row is read against.
+    for (const route of ['plain', 'digest'] as const) {
+      const row = await measureDigestRoute(route, w, { concurrency: common.concurrency, appendfsync, drainSeconds: common.drainSeconds });
+      digests.rows.push(row);
+      log(`digests ${route}: ${row.eventsPerSecond} events/s, ${row.perSecond} ${route === 'plain' ? 'notifications' : 'members'}/s, sent ${row.sent}${row.digests ? ` ${JSON.stringify(row.digests.closedBy)}` : ''}, dup ${row.duplicates}, lost ${row.lost}, redis cmds ${row.redis.commandsPer} scripts ${row.redis.scriptCallsPer} per ${route === 'plain' ? 'notification' : 'member'}`);
+    }
+  }
   const summaries = systems.map((s) => summarize(s, runs.get(s) ?? [], open.get(s)));
   const reference: SystemId = systems.includes('singleshot-start') ? 'singleshot-start' : (systems[0] as SystemId);
   const tables = markdownTables(summaries, reference, openRate);
@@ -231,12 +254,13 @@ async function main(): Promise<void> {
   log('');
   for (const line of ratios(summaries, reference)) log(line);
   if (sources.length > 0) log(`\n${sourcesTable(sources)}`);
+  if (digests) log(`\n${digestsTable(digests)}`);
   // A diagnostic run's figures are not the measured configuration's: no target is judged on them.
   const targets = diagnostic ? [] : checkTargets(summaries, { openLoopAtHalfMax: openRate === undefined });
   if (targets.length) log(`\ntargets (docs/benchmarks.md):\n${targetLines(targets).join('\n')}`);
   if (diagnostic) log(`\ntargets (docs/benchmarks.md): not judged (diagnostic: ${diagnostic})`);
   const env = { machine: { ...machine(), loadAverageAtStart: loadAtStart }, versions: versions() };
-  const result = { startedAt: started.toISOString(), quick, ...(diagnostic ? { diagnostic } : {}), workload, options: common, rounds, ...(openRate !== undefined ? { openRate } : {}), env, summaries, targets, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open), ...(sources.length > 0 ? { sources } : {}) };
+  const result = { startedAt: started.toISOString(), quick, ...(diagnostic ? { diagnostic } : {}), workload, options: common, rounds, ...(openRate !== undefined ? { openRate } : {}), env, summaries, targets, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open), ...(sources.length > 0 ? { sources } : {}), ...(digests ? { digests } : {}) };
   const dir = join(root, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const out = a.out ?? join(dir, quick ? 'quick-latest.json' : `${started.toISOString().replace(/[:.]/g, '-')}.json`);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { drive, type DriverResult, type Workload } from './driver';
 import { cpuSecondsOf, cpuSecondsOfTree, peakRssMb, peakRssOfTreeMb, syscallsOfTree } from './proc';
 import { startSink } from './sink';
-import { bullmqJobTimes, dropCompletedJobs, postgresSize, redisResetStats, redisSnapshot, scrape, watchAof } from './store-stats';
+import { bullmqJobTimes, commandTotals, dropCompletedJobs, postgresSize, redisResetStats, redisSnapshot, scrape, topCommands, watchAof } from './store-stats';
 import { quantiles, round } from './stats';
 import { startSystem, type SystemId } from './systems';
 
@@ -196,14 +196,8 @@ export async function measure(
     };
     if (redis && before.redis) {
       const after = await redisSnapshot(sys.store.url);
-      const total = Object.values(after.calls).reduce((a, b) => a + b, 0);
-      const scripts = (after.calls.evalsha ?? 0) + (after.calls.eval ?? 0) + (after.calls.fcall ?? 0) + (after.calls.evalsha_ro ?? 0);
-      const top = Object.fromEntries(
-        Object.entries(after.calls)
-          .sort((a, b) => b[1] - a[1])
-          .slice(0, 24)
-          .map(([k, v]) => [k, round(v / n)]),
-      );
+      const { commands: total, scripts } = commandTotals(after);
+      const top = topCommands(after, n);
       m.redis = { commandsPerNotification: round(total / n, 1), scriptCallsPerNotification: round(scripts / n, 2), top, bytesPerOperation: round((after.usedMemory - before.redis.usedMemory) / n, 0), bytesPerOperationWithoutJobs: Number.NaN, aofBytesPerNotification: round(aofSeen.bytesAppended / n, 0), forks: after.forks - before.redis.forks, latencyMaxMs: after.latencyMaxMs };
     } else {
       m.postgres = { bytesPerOperation: round(((await postgresSize(sys.store.url)) - before.pgBytes) / n, 0) };

@@ -27,8 +27,8 @@ function benchEvents(prefix: string, count: number, recipients: number): BenchEv
   });
 }
 
-/** The HTTP row's producer: ingest's `POST /v1/events`, a batch's POSTs at once, each retried on 429/5xx as a producer would. */
-function httpProducer(ingestUrl: string, inFlight: number): Pick<Origin, 'publish' | 'stop'> {
+/** The HTTP row's producer (and the digest rows'): ingest's `POST /v1/events`, a batch's POSTs at once, each retried on 429/5xx as a producer would. */
+export function httpProducer(ingestUrl: string, inFlight: number): Pick<Origin, 'publish' | 'stop'> {
   const pool = new Pool(ingestUrl, { connections: inFlight, pipelining: 1 });
   const post = async (e: BenchEvent): Promise<void> => {
     const body = JSON.stringify({ ...e, source: 'bench' });
@@ -43,7 +43,8 @@ function httpProducer(ingestUrl: string, inFlight: number): Pick<Origin, 'publis
   return { publish: async (events) => void (await Promise.all(events.map(post))), stop: () => pool.close() };
 }
 
-async function waitReady(sys: RunningSystem): Promise<void> {
+/** Waits up to 60 s for ingest's /readyz to answer 200. */
+export async function waitReady(sys: RunningSystem): Promise<void> {
   // Under `start` the relay's readiness is part of ingest's /readyz (relay-worker, source-<name>).
   for (let i = 0; i < 600; i++) {
     if (await fetch(`${sys.ingestUrl}/readyz`).then((r) => r.ok, () => false)) return;
@@ -63,7 +64,7 @@ async function waitPairs(sink: Sink, prefix: string, expected: number, seconds: 
  * same batch again), at `rate` or as fast as the origin confirms. Returns each
  * event's first publish time (performance.now()).
  */
-async function publishTwice(origin: Pick<Origin, 'publish'>, events: BenchEvent[], w: SourcesWorkload): Promise<Map<string, number>> {
+export async function publishTwice(origin: Pick<Origin, 'publish'>, events: BenchEvent[], w: Pick<SourcesWorkload, 'batch' | 'rate'>): Promise<Map<string, number>> {
   const sent = new Map<string, number>();
   const t0 = performance.now();
   for (let i = 0; i < events.length; i += w.batch) {

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { round } from './stats';
 
 /** Redis INFO fields the bench reads: commandstats calls and used_memory. */
 export interface RedisSnapshot {
@@ -27,6 +28,30 @@ export async function redisSnapshot(url: string): Promise<RedisSnapshot> {
   } finally {
     redis.disconnect();
   }
+}
+
+/**
+ * Every command Redis ran since its stats were reset, and the script calls
+ * among them (EVAL, EVALSHA, their read-only forms, FCALL), as the bench
+ * counts them for every Redis system: BullMQ's commands and the scripts'
+ * inner commands included.
+ */
+export function commandTotals(snapshot: Pick<RedisSnapshot, 'calls'>): { commands: number; scripts: number } {
+  const c = snapshot.calls;
+  return { commands: Object.values(c).reduce((a, b) => a + b, 0), scripts: (c.evalsha ?? 0) + (c.eval ?? 0) + (c.fcall ?? 0) + (c.evalsha_ro ?? 0) };
+}
+
+/**
+ * The commands Redis ran most since its stats were reset, each per unit of
+ * work (`per`: notifications, members), the most frequent first.
+ */
+export function topCommands(snapshot: Pick<RedisSnapshot, 'calls'>, per: number, count = 24): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(snapshot.calls)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, count)
+      .map(([k, v]) => [k, round(v / per)]),
+  );
 }
 
 export async function redisResetStats(url: string): Promise<void> {

@@ -40,7 +40,7 @@ async function waitHealthy(url: string, children: ChildProcess[]): Promise<void>
 /** dist/ holds the bundles (npm run bench builds first); from source (vitest) it is the repo's dist/. */
 const DIST = existsSync(join(__dirname, '..', 'apps')) ? resolve(__dirname, '..') : resolve(__dirname, '../../dist');
 
-function singleshotConfig(dir: string, redisUrl: string, ports: { ingest: number; decision: number; delivery: number }, sinkPort: number, concurrency: number, sources: readonly Record<string, unknown>[] = []): string {
+function singleshotConfig(dir: string, redisUrl: string, ports: { ingest: number; decision: number; delivery: number }, sinkPort: number, concurrency: number, sources: readonly Record<string, unknown>[] = [], route: Record<string, unknown> = {}): string {
   const file = join(dir, 'singleshot.config.json');
   writeFileSync(
     file,
@@ -61,6 +61,8 @@ function singleshotConfig(dir: string, redisUrl: string, ports: { ingest: number
           channel: 'webhook',
           recipients: 'event',
           template: { subject: 'Order {{data.orderId}}', text: 'Order {{data.orderId}} was created' },
+          // The bench's `--digests` rows: the same route with a `digest` (and a template over its items).
+          ...route,
         },
       ],
       providers: {
@@ -73,8 +75,12 @@ function singleshotConfig(dir: string, redisUrl: string, ports: { ingest: number
   return file;
 }
 
-/** Starts one system with its own fresh store, its ingest on a free port, posting to the sink. */
-export async function startSystem(id: SystemId, opts: { sinkPort: number; concurrency: number; appendfsync: 'everysec' | 'always'; aofRewrite?: boolean; processes?: number; sources?: readonly Record<string, unknown>[] }): Promise<RunningSystem> {
+/**
+ * Starts one system with its own fresh store, its ingest on a free port,
+ * posting to the sink. singleshot only: `sources` for its relay, `route`
+ * fields laid over its one route (`digest`, `template`).
+ */
+export async function startSystem(id: SystemId, opts: { sinkPort: number; concurrency: number; appendfsync: 'everysec' | 'always'; aofRewrite?: boolean; processes?: number; sources?: readonly Record<string, unknown>[]; route?: Record<string, unknown> }): Promise<RunningSystem> {
   const def = SYSTEMS.find((s) => s.id === id);
   if (!def) throw new Error(`bench: unknown system ${id}`);
   const store = def.store === 'postgres' ? { ...(await startPostgres()), kind: 'postgres' as const } : { ...(await startRedis(opts.appendfsync, opts.aofRewrite)), kind: 'redis' as const };
@@ -87,7 +93,7 @@ export async function startSystem(id: SystemId, opts: { sinkPort: number; concur
     if (id === 'singleshot-start' || id === 'singleshot-split') {
       dir = mkdtempSync(join(tmpdir(), 'singleshot-bench-fleet-'));
       const ports = { ingest: port, decision: await freePort(), delivery: await freePort() };
-      const config = singleshotConfig(dir, store.url, ports, opts.sinkPort, opts.concurrency, opts.sources);
+      const config = singleshotConfig(dir, store.url, ports, opts.sinkPort, opts.concurrency, opts.sources, opts.route);
       // Every app's /metrics: in one process the ingest port serves all of them, else each its own.
       metricsUrls.push(`${ingestUrl}/metrics`, `http://127.0.0.1:${ports.decision}/metrics`, `http://127.0.0.1:${ports.delivery}/metrics`);
       const groups = id === 'singleshot-split' ? ['ingest', 'decision', 'delivery'] : [undefined];
