@@ -28,7 +28,7 @@ export function cancellationsRoute(ctx: IngestContext): IngestRoute {
       responses: {
         '200': {
           description:
-            'What the cancel did to each operation (`cancelled`, `in_flight`, `already_sent`, `already_cancelled`, `already_dead`, `already_suppressed`); `pending` when operations are still to come, which are born cancelled.',
+            'What the cancel did to each operation (`cancelled`, `in_flight`, `already_sent`, `already_cancelled`, `already_dead`, `already_suppressed`) and to each place in a digest (with `digest`; `digest_closed` for a member of a closed digest, which goes with it); `pending` when operations are still to come, which are born cancelled.',
         },
         '400': errorResponse('`INVALID_JSON`, `INVALID_CANCELLATION`'),
         ...intakeErrors,
