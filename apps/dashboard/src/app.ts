@@ -10,6 +10,7 @@ import type { AdminApiDeps } from './deps';
 import { sendError } from '@singleshot/http';
 import { ADMIN_OPENAPI } from './openapi';
 import { originGuard } from './origin-guard';
+import { digestPageRoutes } from './routes/digests';
 import { storyRoutes } from './routes/story';
 
 export interface DashboardAppOptions {
@@ -26,7 +27,8 @@ export interface DashboardAppOptions {
 
 /**
  * The dashboard: Bull Board at `/admin/queues`, the admin JSON API at
- * `/admin/api` and the story pages at `/admin/story`, all behind authentication; `/healthz`, `/readyz` and
+ * `/admin/api`, the story pages at `/admin/story` and the open digests at
+ * `/admin/digests`, all behind authentication; `/healthz`, `/readyz` and
  * `/metrics` open, for probes and Prometheus.
  */
 export function createDashboardApp(options: DashboardAppOptions): express.Express {
@@ -49,6 +51,8 @@ export function createDashboardApp(options: DashboardAppOptions): express.Expres
   app.use('/admin/api', sameOrigin, auth, adminApiRouter(api));
   // The story of one notification, as a page (the admin API has it as JSON).
   app.use('/admin/story', sameOrigin, auth, storyRoutes(api));
+  // The open digests, as a page (the admin API has them as JSON).
+  app.use('/admin/digests', sameOrigin, auth, digestPageRoutes(api));
   app.use(
     BOARD_PATH,
     sameOrigin,

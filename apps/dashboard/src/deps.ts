@@ -1,7 +1,7 @@
 import type { Logger } from '@singleshot/observability';
 import type { Queues } from '@singleshot/queues';
 import type { OperatorSuppressions } from '@singleshot/intake';
-import type { DocumentStateStore, FeedbackStore, JournalReader, MessageStore, OperationStore, ScheduledIndex, SourceRow, SuppressionAuditEntry } from '@singleshot/store';
+import type { DigestStore, DocumentStateStore, FeedbackStore, JournalReader, MessageStore, OperationStore, ScheduledIndex, SourceRow, SuppressionAuditEntry } from '@singleshot/store';
 import type { Cancel } from './cancel';
 import type { Replay } from './replay';
 
@@ -21,6 +21,8 @@ export interface AdminApiDeps {
   sources?: { list(): Promise<SourceRow[]> };
   /** Scheduled operations, soonest first; none: `/scheduled` answers 404. */
   scheduled?: Pick<ScheduledIndex, 'soonest'>;
+  /** Open digests, soonest close first, and how many are open; none: `/digests` and the digests page answer 404. */
+  digests?: Pick<DigestStore, 'openDigests' | 'openCount'>;
   /** An operator's cancel; none: `POST /cancellations` answers 404. */
   cancel?: Cancel;
   /** The suppression list and its audit; none: `/suppressions` answers 404. */

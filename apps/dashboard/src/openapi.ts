@@ -25,7 +25,7 @@ const cancelOutcomes = ['cancelled', 'in_flight', 'already_cancelled', 'already_
  */
 export const ADMIN_OPENAPI = {
   openapi: '3.1.0',
-  info: { title: 'singleshot admin API', version: '1', description: 'What happened to a notification, the dead-letter queue and its replay, the journal, the sources, the suppression list.' },
+  info: { title: 'singleshot admin API', version: '1', description: 'What happened to a notification, the dead-letter queue and its replay, the journal, the sources, scheduled operations and open digests, the suppression list.' },
   components: {
     schemas: {
       Error: errorSchema,
@@ -236,6 +236,46 @@ export const ADMIN_OPENAPI = {
             },
             'Scheduled operations',
           ),
+          ...common,
+        },
+      },
+    },
+    '/admin/api/digests': {
+      get: {
+        tags: ['scheduling'],
+        summary: 'Open digests, soonest close first, with their item counts (the page: /admin/digests)',
+        parameters: [{ name: 'limit', in: 'query', schema: { type: 'string', pattern: '^[0-9]+$' }, description: '1..1000, default 100' }],
+        responses: {
+          '200': json(
+            {
+              type: 'object',
+              required: ['open', 'limit', 'digests'],
+              properties: {
+                open: { type: 'integer', minimum: 0, description: 'How many digests are open in all' },
+                limit: { type: 'integer' },
+                digests: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['id', 'group', 'seq', 'route', 'recipient', 'key', 'count', 'openedAt', 'closeAt'],
+                    properties: {
+                      id: { ...hexKey, description: "The digest id: its flush operation's message key" },
+                      group: hexKey,
+                      seq: { type: 'integer', minimum: 1 },
+                      route: { type: 'string' },
+                      recipient: { type: 'string' },
+                      key: { type: 'string', description: 'The rendered digest key; empty: one digest per recipient' },
+                      count: { type: 'integer', minimum: 0 },
+                      openedAt: { type: 'number' },
+                      closeAt: { type: 'number' },
+                    },
+                  },
+                },
+              },
+            },
+            'Open digests',
+          ),
+          '404': errorResponse('Digests are not wired in this dashboard (code `NOT_FOUND`)'),
           ...common,
         },
       },

@@ -76,7 +76,7 @@ export async function startDashboard(rt: Runtime, options: DashboardOptions = {}
   const sourceStatus = new SourceStatusStore(rt.redis, rt.keys);
   const sources = { list: async () => sourceRows(rt.config.sources, rt.config.sources.length > 0 ? await sourceStatus.read() : new Map(), Date.now()) };
   const app = createDashboardApp({
-    api: { operations: rt.operations, messages: rt.messages, journal: rt.journal, queues: rt.queues, replay, documents: rt.documents, feedback: new FeedbackStore(rt.redis, rt.keys, { retentionMs: rt.retentionMs }), sources, scheduled, cancel, suppressions, routes: rt.config.routes, logger },
+    api: { operations: rt.operations, messages: rt.messages, journal: rt.journal, queues: rt.queues, replay, documents: rt.documents, feedback: new FeedbackStore(rt.redis, rt.keys, { retentionMs: rt.retentionMs }), sources, scheduled, digests: rt.digests, cancel, suppressions, routes: rt.config.routes, logger },
     queues: rt.queues,
     credentials,
     allowedOrigins,

@@ -21,7 +21,8 @@ const COLORS: Record<StoryEvent['kind'], string> = {
   journal: '#495057',
 };
 
-const STYLE = `
+/** The dashboard pages' style sheet (inline: the pages' content security policy allows no other source). */
+export const PAGE_STYLE = `
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#212529;background:#fff}
 h1{font-size:20px;margin:0 0 12px}h2{font-size:16px;margin:24px 0 8px}
 code,.mono{font-family:ui-monospace,monospace;font-size:12.5px}
@@ -38,7 +39,7 @@ form{margin:0 0 16px}input[name=key]{width:40em;font-family:ui-monospace,monospa
 
 /** A page of the dashboard's story section (same frame for the story, the search and errors). */
 function page(title: string, body: string, key = ''): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style>${PAGE_STYLE}</style></head><body>
 <h1>${escapeHtml(title)}</h1>
 <form method="get" action="/admin/story" role="search"><label>Message or operation key <input name="key" value="${escapeHtml(key)}" placeholder="64 hex characters" autocomplete="off"></label> <button type="submit">Show story</button></form>
 ${body}</body></html>`;

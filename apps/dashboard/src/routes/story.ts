@@ -15,8 +15,9 @@ export function storyDeps(deps: AdminApiDeps): StoryReaderDeps {
   };
 }
 
-function html(res: Response, status: number, body: string): void {
-  // The page shows keys and errors only; no script runs on it, and nothing may frame it.
+/** Sends a dashboard page, with the headers every page carries. */
+export function html(res: Response, status: number, body: string): void {
+  // The pages show records and errors only; no script runs on them, and nothing may frame them.
   res.status(status).set({ 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'", 'cache-control': 'no-store' }).send(body);
 }
 
