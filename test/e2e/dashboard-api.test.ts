@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventMessageKey, operationKey, parseAction } from '@singleshot/core';
+import { digestGroupId, digestId, eventMessageKey, operationKey, parseAction } from '@singleshot/core';
+import { enqueueDigestClose } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
 import { compareStreamIds } from '@singleshot/store';
 import {
@@ -159,7 +160,7 @@ describe('Bull Board behind the guard', () => {
     const { status, body } = await board('GET', '/queues?activeQueue=dead&status=failed&page=1&jobsPerPage=10');
     expect(status).toBe(200);
     const queues = body.queues as Array<{ name: string; counts: Record<string, number>; jobs: Array<{ id: string; failedReason: string; isFailed: boolean }> }>;
-    expect(queues.map((q) => q.name).sort()).toEqual(['dead', 'decide', 'deliver', 'render']);
+    expect(queues.map((q) => q.name).sort()).toEqual(['dead', 'decide', 'deliver', 'digest', 'render']);
     const dead = queues.find((q) => q.name === 'dead');
     expect(dead?.counts.failed).toBe(1);
     expect(dead?.jobs).toEqual([expect.objectContaining({ id: deadKey, isFailed: true, failedReason: expect.stringContaining('permanent: HTTP_400') })]);
@@ -180,6 +181,12 @@ describe('Bull Board behind the guard', () => {
       expect(body).toMatchObject({ error: 'Not allowed on singleshot queues', message: expect.stringContaining('would lose or forge') });
     }
     expect(await rt.queues.dead.getWaitingCount()).toBe(1);
+    // A digest's close job is the only way to its flush: removing one that waits would strand the digest.
+    const group = digestGroupId('orders', 'digest@example.com', '');
+    const closeJob = digestId(group, 1);
+    await enqueueDigestClose(rt.queues.digest, { group, seq: 1, route: 'orders', recipient: 'digest@example.com', key: '' }, closeJob, 3_600_000);
+    expect((await board('PUT', `/queues/digest/${closeJob}/clean`)).status).toBe(403);
+    expect(await (await rt.queues.digest.getJob(closeJob))?.getState()).toBe('delayed');
     // Retrying the deliver job of a sent operation replays nothing: already sent.
     const retrySent = await board('PUT', `/queues/deliver/${sentKey}/retry`);
     expect([retrySent.status, retrySent.body.error]).toEqual([409, 'Already sent']);

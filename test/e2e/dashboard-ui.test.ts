@@ -111,9 +111,9 @@ describe('the dashboard in a browser', () => {
       const response = await page.goto(`${base}/admin/queues`);
       expect(response?.status()).toBe(200);
       const sidebar = page.locator('#bull-board-sidebar');
-      for (const name of ['decide', 'deliver', 'render', 'dead']) await expect.poll(() => sidebar.getByText(name, { exact: true }).count(), { timeout: 15_000 }).toBe(1);
+      for (const name of ['decide', 'deliver', 'render', 'dead', 'digest']) await expect.poll(() => sidebar.getByText(name, { exact: true }).count(), { timeout: 15_000 }).toBe(1);
       // The overview: one card per queue, with its counts.
-      await expect.poll(() => page.locator('ul[class^="overview"] > li').count(), { timeout: 15_000 }).toBe(4);
+      await expect.poll(() => page.locator('ul[class^="overview"] > li').count(), { timeout: 15_000 }).toBe(5);
       await page.screenshot({ path: join(ARTIFACTS, 'dashboard-overview.png') });
 
       await page.goto(`${base}/admin/queues/queue/dead`);

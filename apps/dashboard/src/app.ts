@@ -16,7 +16,7 @@ import { storyRoutes } from './routes/story';
 export interface DashboardAppOptions {
   api: AdminApiDeps;
   /** The queues Bull Board shows (every one, the DLQ included). */
-  queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'deliverOf' | 'dead'> & Partial<Pick<Queues, 'render'>>;
+  queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'deliverOf' | 'dead'> & Partial<Pick<Queues, 'render' | 'digest'>>;
   /** Undefined only for `dashboard.allowAnonymous` on loopback. */
   credentials: DashboardCredentials | undefined;
   /** Other origins allowed to send state-changing requests (a reverse proxy's public URL). */

@@ -7,8 +7,8 @@ import { hexKeySchema } from './params';
 import type { Replay, ReplayResult } from './replay';
 
 export interface BoardGuardDeps {
-  /** The board's queues (decide, deliver, dead). */
-  queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'dead'>;
+  /** The board's queues (decide, deliver, dead, and digest closes when wired). */
+  queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'dead'> & Partial<Pick<Queues, 'digest'>>;
   replay: Replay;
   logger: Logger;
 }
@@ -51,7 +51,10 @@ const REFUSAL: Record<Exclude<ReplayResult, 'replayed'>, [number, string, string
 export function boardGuard(deps: BoardGuardDeps): Router {
   const router = Router();
   // Partition queues are named `decide-07`, `deliver-07` (plain names with one partition).
-  const byName = new Map<string, Queue>([...deps.queues.decideAll, ...deps.queues.deliverAll, deps.queues.dead].map((q) => [q.name, q]));
+  // A digest's close job is its only way to its flush: removing one that has not completed would strand the digest.
+  const byName = new Map<string, Queue>(
+    [...deps.queues.decideAll, ...deps.queues.deliverAll, deps.queues.dead, ...(deps.queues.digest ? [deps.queues.digest] : [])].map((q) => [q.name, q]),
+  );
   const baseOf = (req: Request) => {
     const name = String(req.params.queueName);
     if (!byName.has(name)) return undefined;

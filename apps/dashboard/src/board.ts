@@ -13,7 +13,7 @@ export const BOARD_PATH = '/admin/queues';
  * jobs have no Retry button: re-running one is a no-op at best (its message or
  * operation is already done), and would only confuse.
  */
-export function boardRouter(queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'dead'> & Partial<Pick<Queues, 'render'>>): Router {
+export function boardRouter(queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'dead'> & Partial<Pick<Queues, 'render' | 'digest'>>): Router {
   // BullMQAdapter's options type omits allowCompletedRetries, which the base adapter reads.
   const doneIsDone = { allowCompletedRetries: false } as Partial<QueueAdapterOptions>;
   const serverAdapter = new ExpressAdapter();
@@ -27,9 +27,14 @@ export function boardRouter(queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'd
         ? [new BullMQAdapter(queues.render, { ...doneIsDone, description: 'One job per document (job id = document key): generate, store, wake the deliveries waiting for it.' })]
         : []),
       new DeadQueueAdapter(queues.dead),
+      // Delayed until each digest's close time; a failed one (its route gone from the config) waits here to be retried.
+      ...(queues.digest
+        ? [new BullMQAdapter(queues.digest, { ...doneIsDone, description: 'One close job per digest (job id = digest id), due at its close time: close the digest and enqueue its one flush operation.' })]
+        : []),
     ],
     serverAdapter,
-    options: { uiConfig: { boardTitle: 'singleshot' } },
+    // The dashboard's own pages, from the board's header (it has no other menu).
+    options: { uiConfig: { boardTitle: 'singleshot', miscLinks: [{ text: 'Open digests', url: '/admin/digests' }, { text: 'Story of a notification', url: '/admin/story' }] } },
   });
   return serverAdapter.getRouter() as Router;
 }

@@ -1,4 +1,5 @@
 import { OPERATION_STATUSES } from '@singleshot/core';
+import { CANCEL_OUTCOMES } from '@singleshot/store';
 import { errorResponse, errorSchema, probePaths } from '@singleshot/observability';
 import { SUPPRESSION_PATHS, SUPPRESSION_SCHEMAS } from './openapi-suppressions';
 
@@ -16,7 +17,7 @@ const common = {
 };
 
 const statuses = [...OPERATION_STATUSES];
-const cancelOutcomes = ['cancelled', 'in_flight', 'already_cancelled', 'already_sent', 'already_dead', 'already_suppressed'];
+const cancelOutcomes = [...CANCEL_OUTCOMES];
 
 /**
  * The dashboard's admin JSON API (mounted at `/admin/api`) as OpenAPI 3.1,
@@ -290,7 +291,21 @@ export const ADMIN_OPENAPI = {
               type: 'object',
               required: ['operations', 'pending', 'by'],
               properties: {
-                operations: { type: 'array', items: { type: 'object', required: ['operationKey', 'recipient', 'channel', 'outcome'], properties: { operationKey: hexKey, recipient: { type: 'string' }, channel: { type: 'string' }, outcome: { enum: cancelOutcomes } } } },
+                operations: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['operationKey', 'recipient', 'channel', 'outcome'],
+                    properties: {
+                      // '' for a digest member whose digest has no flush operation yet.
+                      operationKey: { type: 'string', pattern: '^([0-9a-f]{64})?$' },
+                      recipient: { type: 'string' },
+                      channel: { type: 'string' },
+                      outcome: { enum: cancelOutcomes },
+                      digest: { type: 'object', required: ['route', 'key', 'group'], properties: { route: { type: 'string' }, key: { type: 'string' }, group: hexKey, id: hexKey } },
+                    },
+                  },
+                },
                 pending: { type: 'boolean' },
                 by: { type: 'string' },
               },
