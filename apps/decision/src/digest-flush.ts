@@ -30,17 +30,18 @@ export class DigestRouteMissingError extends SingleshotError {
   }
 }
 
-interface Item {
+/** A digest item as the flush reads it (digestItem in digest-plan.ts writes it). */
+export interface DigestItem {
   messageKey: string;
   dueAt?: number;
   [k: string]: unknown;
 }
 
 /** The flush operation of a closed digest: one deliver job with its ordered items (deterministic: same digest, same job). */
-export function flushJob(close: DigestCloseJobData, route: RouteConfig & { digest: DigestConfig }, digest: ClosedDigest, templates: RouteTemplates): { job: DeliverJobData; dueAt?: number } {
+export function flushJob(close: DigestCloseJobData, route: RouteConfig & { digest: DigestConfig }, digest: ClosedDigest, templates: RouteTemplates, parsed?: readonly DigestItem[]): { job: DeliverJobData; dueAt?: number } {
   const id = digestId(close.group, close.seq);
   const action = parseAction(route.action);
-  const items = digest.items.map((raw) => JSON.parse(raw) as Item);
+  const items = parsed ?? digest.items.map((raw) => JSON.parse(raw) as DigestItem);
   let due = 0;
   for (const item of items) if (typeof item.dueAt === 'number' && item.dueAt > due) due = item.dueAt;
   const info = { id, group: close.group, seq: close.seq, key: close.key, reason: digest.reason, openedAt: digest.openedAt, closeAt: digest.closeAt, closedAt: digest.closedAt, count: items.length };
@@ -77,6 +78,7 @@ export async function closeAndFlush(close: DigestCloseJobData, deps: DigestDeps)
   const found = await deps.digests.close(close.group, close.seq, now);
   if (found.state !== 'closed') return found;
   const { digest } = found;
+  const items = digest.items.map((raw) => JSON.parse(raw) as DigestItem);
   const record: DigestRecord = {
     id: digestId(close.group, close.seq),
     group: close.group,
@@ -88,19 +90,19 @@ export async function closeAndFlush(close: DigestCloseJobData, deps: DigestDeps)
     openedAt: digest.openedAt,
     closeAt: digest.closeAt,
     closedAt: digest.closedAt,
-    members: digest.items.map((raw) => (JSON.parse(raw) as Item).messageKey),
+    members: items.map((item) => item.messageKey),
     state: 'empty',
     operationKey: '',
   };
   // Every member was cancelled out: no message to send, and none is.
-  if (digest.items.length === 0) {
+  if (items.length === 0) {
     await deps.records.write(record);
     await deps.digests.flushed(close.group, close.seq, now);
     return { state: 'empty' };
   }
   const route = deps.routes.find((r) => r.name === close.route);
   if (!route?.digest) throw new DigestRouteMissingError(close.route);
-  const { job, dueAt } = flushJob(close, route as RouteConfig & { digest: DigestConfig }, digest, deps.templates);
+  const { job, dueAt } = flushJob(close, route as RouteConfig & { digest: DigestConfig }, digest, deps.templates, items);
   // The record before the job: a flush operation that exists always has one (`ops show`, a cancel's answer).
   await deps.records.write({ ...record, state: 'flush', operationKey: job.operationKey });
   if (dueAt !== undefined && dueAt > now) await deps.enqueueLater(job, dueAt);

@@ -1,27 +1,52 @@
 import { DelayedError, type Worker } from 'bullmq';
-import type { DeliverJobData } from '@singleshot/core';
+import { partitionOf, type DeliverJobData } from '@singleshot/core';
+import { waitReplicasOf } from '@singleshot/config';
 import { QUEUES, digestCloseJobSchema, enqueueDelayedDeliveries, enqueueDeliveries, enqueueDigestClose, formatIssues, type DigestCloseJobData } from '@singleshot/queues';
 import { createDigestMetrics } from '@singleshot/observability';
 import { RefusalAwareWorker, type Runtime } from '@singleshot/runtime';
 import { SCHEDULE_SWEEP_GRACE_MS } from './lifecycle';
 import { closeAndFlush, type DigestDeps } from './digest-flush';
 
-/** The digest deps of a runtime: the store, the close queue, the normal deliver path for flushes. */
+/**
+ * The digest deps of a runtime: the store, the close queue, the normal deliver
+ * path for flushes. With replicas to wait for (a cluster), each write a later
+ * step relies on is on a replica before that step: the join (and the
+ * decision's record of it) before the decide job completes, the flush's job
+ * before the digest's items are dropped, the drop before the close job
+ * completes. A failover could otherwise take back a
+ * member whose event was acknowledged, or a flush whose items are gone.
+ */
 export function digestDeps(rt: Runtime): DigestDeps {
   const metrics = createDigestMetrics(rt.metrics.registry);
   metrics.setOpenSource(() => rt.digests.openCount());
+  const replicated = waitReplicasOf(rt.config) > 0;
+  // Where the writes go, read before them: a failover in between fails the wait (docs/protocol.md).
+  const durably = async <T>(keys: string[], write: () => Promise<T>): Promise<T> => {
+    if (!replicated) return write();
+    const before = rt.slotOwners(rt.redis, keys);
+    const result = await write();
+    await rt.replicate(rt.redis, keys, before);
+    return result;
+  };
+  const partitionOfJob = (job: DeliverJobData) => [rt.keys.queuePrefixOf(partitionOf(job.operationKey, rt.keys.partitions))];
   return {
     onItem: (route) => metrics.items.inc({ route }),
     onFlushed: (reason) => metrics.flushed.inc({ reason }),
-    digests: rt.digests,
-    records: rt.digestRecords,
+    digests: {
+      // With the message record: the decision recorded the membership there, for a cancel to find.
+      join: (group, messageKey, ...rest) => durably([rt.keys.digestGroup(group), rt.keys.message(messageKey)], () => rt.digests.join(group, messageKey, ...rest)),
+      // The close's write is in the group's slot too: the wait after `flushed` covers it.
+      close: (...args) => rt.digests.close(...args),
+      flushed: (group, ...rest) => durably([rt.keys.digestGroup(group)], () => rt.digests.flushed(group, ...rest)),
+    },
+    records: { write: (record) => durably([rt.keys.digestRecord(record.id)], () => rt.digestRecords.write(record)) },
     routes: rt.config.routes,
     templates: rt.templates,
-    enqueueClose: (data, jobId, delayMs) => enqueueDigestClose(rt.queues.digest, data, jobId, delayMs),
-    enqueueNow: (job: DeliverJobData) => enqueueDeliveries(rt.queues, [job]),
+    enqueueClose: (data, jobId, delayMs) => durably([rt.keys.queuePrefix], () => enqueueDigestClose(rt.queues.digest, data, jobId, delayMs)),
+    enqueueNow: (job: DeliverJobData) => durably(partitionOfJob(job), () => enqueueDeliveries(rt.queues, [job])),
     enqueueLater: async (job: DeliverJobData, dueAt: number) => {
-      await rt.operations.schedule(job, dueAt, 'delay', SCHEDULE_SWEEP_GRACE_MS);
-      await enqueueDelayedDeliveries(rt.queues, [{ job, delayMs: dueAt - Date.now() }]);
+      await durably([rt.keys.op(job.operationKey)], () => rt.operations.schedule(job, dueAt, 'delay', SCHEDULE_SWEEP_GRACE_MS));
+      await durably(partitionOfJob(job), () => enqueueDelayedDeliveries(rt.queues, [{ job, delayMs: dueAt - Date.now() }]));
     },
   };
 }
