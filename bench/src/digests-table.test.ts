@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { benchmarksMarkdown, type StoredResult } from './benchmarks-md';
+import { storedResult } from './stored-result.fixture';
 import { digestsTable, type DigestRow, type DigestsResult } from './digests-table';
 
 const workload: DigestsResult['workload'] = { events: 300, recipientsPerEvent: 2, recipients: 30, batch: 50, digest: { window: '2s', maxItems: 20, mode: 'aligned' } };
@@ -45,16 +46,7 @@ describe('digests table', () => {
 });
 
 describe('BENCHMARKS.md', () => {
-  const result = (digests?: DigestsResult): StoredResult => ({
-    startedAt: '2026-12-03T00:00:00.000Z',
-    workload: { events: 10, recipients: 2, dup: 3, inFlight: 4 },
-    options: { concurrency: 4, appendfsync: 'everysec' },
-    rounds: 1,
-    env: { machine: { cpus: 2, cpuModel: 'test', memoryGiB: 1, loadAverage: '0', loadAverageAtStart: '0' }, versions: {} },
-    summaries: [],
-    targets: [],
-    ...(digests ? { digests } : {}),
-  });
+  const result = (digests?: DigestsResult): StoredResult => storedResult(digests ? { digests } : {});
 
   it('has a Digests section with the table and the route it measured when the run measured digests', () => {
     const digests = { workload, rows: [plain, digest] };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { benchmarksMarkdown, type StoredResult } from './benchmarks-md';
+import { storedResult } from './stored-result.fixture';
 import { parseSourceList, SourceOptionError, sourcesTable, SOURCE_KINDS, type SourceRow } from './sources-table';
 
 const row = (kind: SourceRow['kind'], eventsPerSecond: number, p95: number): SourceRow => ({
@@ -41,16 +42,7 @@ describe('sources table', () => {
 });
 
 describe('BENCHMARKS.md', () => {
-  const result = (sources?: SourceRow[]): StoredResult => ({
-    startedAt: '2026-12-03T00:00:00.000Z',
-    workload: { events: 10, recipients: 2, dup: 3, inFlight: 4 },
-    options: { concurrency: 4, appendfsync: 'everysec' },
-    rounds: 1,
-    env: { machine: { cpus: 2, cpuModel: 'test', memoryGiB: 1, loadAverage: '0', loadAverageAtStart: '0' }, versions: {} },
-    summaries: [],
-    targets: [],
-    ...(sources ? { sources } : {}),
-  });
+  const result = (sources?: SourceRow[]): StoredResult => storedResult(sources ? { sources } : {});
 
   it('has a Sources section with the table when the run measured sources', () => {
     const rows = [row('http', 1000, 20), row('rabbitmq', 800, 30)];

@@ -5,22 +5,13 @@ import type { Runtime } from '@singleshot/runtime';
 import { CLI_MAIN, REPO_ROOT, spawnApps, startHttpSink, startTestBackend, testConfig, waitUntil, writeConfigFile, type AppProcess, type HttpSink, type TestBackend } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
 import { ingestClient } from './support/lifecycle';
-import { sinkDigests } from './support/digests';
+import { digestRoute, sinkDigests } from './support/digests';
 
 // A cancel that comes after its event joined a digest, against real ingest,
 // decision and delivery processes: out of the open digest with the answer
 // `cancelled`; left in a digest that closed, with its flush's answer; a digest
 // whose every member was cancelled sends nothing. Then what `messages show`
 // and `ops show` say of a digest and its members.
-const route = (name: string, source: string, digest: Record<string, unknown>) => ({
-  name,
-  match: { source },
-  action: 'notify',
-  channel: 'webhook',
-  recipients: 'event',
-  template: { subject: '{{count}} updates', text: '{{#each items}}{{id}} {{/each}}' },
-  digest,
-});
 
 describe('cancelling digest members', () => {
   let redis: TestBackend;
@@ -35,10 +26,10 @@ describe('cancelling digest members', () => {
       ...redis.config,
       routes: [
         // An hour's window: only maxItems closes these during the test, so each step's order is the test's.
-        route('capped', 'cap', { window: '1h', maxItems: 3 }),
-        route('pair', 'pair', { window: '1h', maxItems: 2 }),
-        route('short', 'short', { window: '4s' }),
-        route('race', 'race', { window: '2s', mode: 'aligned' }),
+        digestRoute('capped', 'cap', { window: '1h', maxItems: 3 }),
+        digestRoute('pair', 'pair', { window: '1h', maxItems: 2 }),
+        digestRoute('short', 'short', { window: '4s' }),
+        digestRoute('race', 'race', { window: '2s', mode: 'aligned' }),
       ],
       providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 1500 }] },
     });

@@ -1,21 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnApps, startHttpSink, startTestBackend, testConfig, waitUntil, writeConfigFile, type AppProcess, type HttpSink, type TestBackend } from '@singleshot/test-harness';
 import { ingestClient } from './support/lifecycle';
-import { appearances, sinkDigests } from './support/digests';
+import { appearances, digestRoute, sinkDigests } from './support/digests';
 
 // Novu's reported digest bugs, each as the case that reproduced it, against
 // real processes (ingest, decision, delivery), a real Redis and an HTTP sink.
-const route = (name: string, source: string, digest: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
-  name,
-  match: { source },
-  action: 'notify',
-  channel: 'webhook',
-  recipients: 'event',
-  template: { subject: '{{count}} updates', text: '{{#each items}}{{id}} {{/each}}' },
-  digest,
-  ...extra,
-});
-
 describe('digests', () => {
   let redis: TestBackend;
   let sink: HttpSink;
@@ -29,11 +18,11 @@ describe('digests', () => {
     const config = testConfig({
       ...redis.config,
       routes: [
-        route('same_ms', 'ms', { window: '2s' }),
-        route('keyed', 'keys', { window: '2s', key: '{{data.supplier}}' }),
-        route('delayed', 'delay', { window: '2s' }, { delay: '3s' }),
-        route('capped', 'max', { window: '8s', maxItems: 100 }),
-        route('flaky', 'fail', { window: '2s' }),
+        digestRoute('same_ms', 'ms', { window: '2s' }),
+        digestRoute('keyed', 'keys', { window: '2s', key: '{{data.supplier}}' }),
+        digestRoute('delayed', 'delay', { window: '2s' }, { delay: '3s' }),
+        digestRoute('capped', 'max', { window: '8s', maxItems: 100 }),
+        digestRoute('flaky', 'fail', { window: '2s' }),
       ],
       providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 1500 }] },
     });

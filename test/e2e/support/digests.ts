@@ -1,5 +1,19 @@
 import type { HttpSink } from '@singleshot/test-harness';
 
+/** A digest route of the digest e2e tests: events of `source`, one webhook digest per recipient, its items' ids in the text. */
+export function digestRoute(name: string, source: string, digest: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name,
+    match: { source },
+    action: 'notify',
+    channel: 'webhook',
+    recipients: 'event',
+    template: { subject: '{{count}} updates', text: '{{#each items}}{{id}} {{/each}}' },
+    digest,
+    ...extra,
+  };
+}
+
 /** One digest message as the sink accepted it. */
 export interface SinkDigest {
   operationKey: string;
