@@ -225,7 +225,8 @@ export async function decide(data: DecideJobData, deps: DecideDeps): Promise<Dec
     data.messageKey,
     planned.map((j) => ({ operationKey: j.operationKey, target: `${j.channel}:${j.recipient}` })),
     keepFor(data, deps.lifecycle, jobs),
-    joins.map((j) => ({ group: j.group, route: j.route.name, recipient: j.recipient, key: j.key, channel: j.route.channel })),
+    // Nothing built for a message without digests (every plain notification passes here).
+    joins.length > 0 ? joins.map((j) => ({ group: j.group, route: j.route.name, recipient: j.recipient, key: j.key, channel: j.route.channel })) : undefined,
   );
   const settled = await settle(data, jobs, cancelled, deps.lifecycle, cancelledBy);
   // Renders first: a delivery that finds no document state waits for a render

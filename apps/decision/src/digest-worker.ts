@@ -11,9 +11,9 @@ import { closeAndFlush, type DigestDeps } from './digest-flush';
  * The digest deps of a runtime: the store, the close queue, the normal deliver
  * path for flushes. With replicas to wait for (a cluster), each write a later
  * step relies on is on a replica before that step: the join (and the
- * decision's record of it) before the decide job completes, the flush's job
- * before the digest's items are dropped, the drop before the close job
- * completes. A failover could otherwise take back a
+ * decision's record of it) before the decide job completes, the close before
+ * the flush's job, the flush's job before the digest's items are dropped, the
+ * drop before the close job completes. A failover could otherwise take back a
  * member whose event was acknowledged, or a flush whose items are gone.
  */
 export function digestDeps(rt: Runtime): DigestDeps {
@@ -35,8 +35,10 @@ export function digestDeps(rt: Runtime): DigestDeps {
     digests: {
       // With the message record: the decision recorded the membership there, for a cancel to find.
       join: (group, messageKey, ...rest) => durably([rt.keys.digestGroup(group), rt.keys.message(messageKey)], () => rt.digests.join(group, messageKey, ...rest)),
-      // The close's write is in the group's slot too: the wait after `flushed` covers it.
-      close: (...args) => rt.digests.close(...args),
+      // Before the flush's job: a close taken back by a failover after that job was
+      // on a replica would reopen the digest, and a later close of the same seq
+      // would name the same flush operation with more members than it sends.
+      close: (group, ...rest) => durably([rt.keys.digestGroup(group)], () => rt.digests.close(group, ...rest)),
       flushed: (group, ...rest) => durably([rt.keys.digestGroup(group)], () => rt.digests.flushed(group, ...rest)),
     },
     records: { write: (record) => durably([rt.keys.digestRecord(record.id)], () => rt.digestRecords.write(record)) },
