@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { freePort, startRedis } from './servers';
+import pg from 'pg';
+import { answersQuery, canConnect, freePort, startPostgres, startRedis } from './servers';
 
 async function config(url: string, names: string[]): Promise<Record<string, string>> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
@@ -59,4 +60,50 @@ describe('bench ports', () => {
     });
     await new Promise((r) => server.close(r));
   });
+});
+
+/**
+ * What a PostgreSQL still starting says to a client: it accepts the TCP
+ * connection, reads the startup packet, and answers with a FATAL
+ * ErrorResponse carrying SQLSTATE 57P03.
+ */
+function startingUpServer() {
+  return createServer((socket) => {
+    socket.once('data', () => {
+      const fields = Buffer.from('SFATAL\0VFATAL\0C57P03\0Mthe database system is starting up\0\0', 'latin1');
+      const head = Buffer.alloc(5);
+      head.write('E', 0, 'latin1');
+      head.writeInt32BE(fields.length + 4, 1);
+      socket.end(Buffer.concat([head, fields]));
+    });
+  });
+}
+
+// CI once failed with "the database system is starting up": the bench's
+// PostgreSQL was taken as ready when its port accepted a connection, and the
+// outbox origin's first query came before the server could answer one.
+describe('bench PostgreSQL', () => {
+  it('is not taken as ready by a server that accepts connections but refuses queries while starting up', async () => {
+    const server = startingUpServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const port = (server.address() as { port: number }).port;
+    try {
+      expect(await canConnect(port)).toBe(true);
+      expect(await answersQuery(port, 'bench')).toBe(false);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('answers the first query as soon as it is handed out', async () => {
+    const server = await startPostgres();
+    const client = new pg.Client({ connectionString: server.url });
+    try {
+      await client.connect();
+      expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await client.end().catch(() => undefined);
+      await server.stop();
+    }
+  }, 60_000);
 });

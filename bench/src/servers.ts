@@ -3,6 +3,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSyn
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { childPids } from './proc';
 
 /** Where the kernel's ephemeral port range starts (Linux), or the IANA range's start where it cannot be read. */
@@ -121,6 +122,26 @@ export function postgresVersion(): string {
 }
 
 /**
+ * Whether PostgreSQL on the loopback port answers a query. A listening socket
+ * is not enough: a server still recovering or starting accepts the connection
+ * and then refuses it ("the database system is starting up", SQLSTATE 57P03),
+ * which a peer or an origin connecting at that moment takes for a failure.
+ */
+export async function answersQuery(port: number, user: string): Promise<boolean> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user, database: 'postgres', connectionTimeoutMillis: 1000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
  * A throwaway PostgreSQL cluster: `initdb` in a temp dir with default settings,
  * a free loopback port, its socket in the temp dir. initdb refuses root, so as
  * root the cluster runs as the `postgres` user.
@@ -142,7 +163,7 @@ export async function startPostgres(): Promise<BenchServer> {
   if (init.status !== 0) throw new Error(`bench: initdb failed: ${init.stderr}`);
   const [cmd, args] = run(postgresBin('postgres'), ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1']);
   const child = spawn(cmd, args, { stdio: 'ignore' });
-  await waitFor('postgres', () => canConnect(port), child);
+  await waitFor('postgres', () => answersQuery(port, 'bench'), child);
   // runuser forks the postmaster as its child; measure the postmaster's tree.
   let pid = child.pid ?? 0;
   if (asRoot) {
@@ -159,7 +180,8 @@ export async function startPostgres(): Promise<BenchServer> {
     url: `postgres://bench@127.0.0.1:${port}/postgres`,
     pid,
     stop: async () => {
-      // SIGTERM to the postmaster itself: smart shutdown once clients are gone.
+      // SIGINT to the postmaster itself (runuser does not pass it on): a fast
+      // shutdown that cuts the clients still connected.
       try {
         process.kill(pid, 'SIGINT');
       } catch {
