@@ -80,7 +80,11 @@ describe('the test cluster and the connection factory', () => {
     const victim = cluster.nodes.find((n) => n.address === nodeKey)!;
     await cluster.kill9(victim);
     await cluster.waitForPromotion(victim);
-    expect(await waitUntil(() => redis.get('ss:{s01}:probe'), 'the key after failover', { timeoutMs: 30_000 })).toBe('kept');
+    // The last answer goes into the failure: a timeout under load must say
+    // whether the key read as missing (a lost write) or the reads kept failing.
+    let last: string | null | undefined;
+    const read = async () => (last = await redis.get('ss:{s01}:probe'));
+    expect(await waitUntil(read, 'the key after failover', { timeoutMs: 30_000 }).catch((err: Error) => Promise.reject(new Error(`${err.message} (last read: ${JSON.stringify(last)})`)))).toBe('kept');
     const masters = await cluster.masters();
     expect(masters.map((m) => m.address)).not.toContain(victim.address);
     expect(masters).toHaveLength(3);
