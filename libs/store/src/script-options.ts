@@ -122,16 +122,17 @@ export interface ScriptOptions {
     journalMinId: Decimal;
   };
   'message-arrive-1': { now: Decimal; via: string; retentionMs: Decimal };
-  /** targets[i] = `channel:recipient` of operationKeys[i]; trace: the decision's W3C traceparent, only when tracing is on (the story page shows its trace id). */
   /** closeAt: when a digest opened by this call closes (fixed, aligned or daily; computed in TypeScript). */
   'digest-join-4': { now: Decimal; group: string; closeAt: Decimal; maxItems: Decimal; maxBytes: Decimal; retentionMs: Decimal; route: string; recipient: string; key: string };
   'digest-close-3': { mode: 'close' | 'flushed'; seq: Decimal; now: Decimal; group: string };
   'digest-remove-3': { retentionMs: Decimal };
-  /** digestTargets[i]: JSON [route, recipient, key, channel] of digestGroups[i]. */
+  /**
+   * targets[i] = `channel:recipient` of operationKeys[i]; trace: the decision's W3C traceparent, only when tracing is on (the story page shows its trace id);
+   * digestTargets[i]: JSON [route, recipient, key, channel] of digestGroups[i].
+   */
   'message-decided-1': { now: Decimal; operationKeys: string[]; targets: string[]; retentionMs: Decimal; trace?: string; digestGroups?: string[]; digestTargets?: string[] };
   'mutex-acquire-1': { owner: string; leaseMs: Decimal };
   'mutex-release-1': { owner: string };
-  /** windowStart = now - windowMs: entries at or before it have left the window. */
   /** sweepAt > dueAt: when the sweeper looks at an operation nobody claimed. */
   'op-schedule-5': {
     now: Decimal;
@@ -148,6 +149,7 @@ export interface ScriptOptions {
   'suppression-write-1': { mode: 'add' | 'remove' | 'preferences' | 'opt-out'; field?: string; value?: string; optOuts?: string[]; detail?: string };
   /** set = [field, expiry, ...] (expiry '' for none). */
   'suppression-copy-1': { set: string[]; remove: string[]; version?: Decimal };
+  /** windowStart = now - windowMs: entries at or before it have left the window. */
   'rate-limit-1': { now: Decimal; windowStart: Decimal; windowMs: Decimal; max: number; operationKey: string; force: boolean };
   'replay-6': { now: Decimal; by: string; via: string; retentionMs: Decimal; journalMinId: Decimal; operationKey: string };
 }
