@@ -15,6 +15,7 @@ for (const app of readdirSync('apps')) {
   if (existsSync(main)) entries[`apps/${app}/main`] = main;
 }
 entries['test/chaos/main'] = 'test/chaos/main.ts';
+entries['test/chaos/sweep'] = 'test/chaos/sweep.ts';
 // The benchmark driver and its peer systems: dist/bench/main.js, dist/bench/peer.js.
 for (const name of ['main', 'peer']) {
   if (existsSync(`bench/src/${name}.ts`)) entries[`bench/${name}`] = `bench/src/${name}.ts`;

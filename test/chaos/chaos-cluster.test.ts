@@ -3,15 +3,16 @@ import { PROXY_FAULTS } from './fault-schedule';
 import { SINK_FAULTS } from './chaos-sink';
 import { formatReport } from './report';
 import { runChaos } from './run-chaos';
+import { chaosSeed } from './seed';
 
 // The bounded chaos run on a local Redis Cluster (3 masters + 3 replicas;
 // needs `node tools/build.mjs`: the fleet runs dist/apps/cli/main.js). The same
 // workload and worker faults as chaos.test.ts; instead of Redis kills, masters
 // are SIGKILLed (a replica is promoted, the old master rejoins as a replica)
 // and SIGSTOPped past the node timeout (failed over while alive, it resumes as
-// a replica), and the apps' links to one master misbehave. CHAOS_SEED reruns
-// a failing seed.
-const SEED = process.env.CHAOS_SEED ?? '20240917';
+// a replica), and the apps' links to one master misbehave. Each run takes a new
+// seed (printed); CHAOS_SEED reruns a failing one.
+const SEED = chaosSeed('bounded chaos, Redis Cluster');
 const EVENTS = 300;
 
 describe('chaos on a Redis Cluster (bounded)', () => {

@@ -18,3 +18,17 @@ describe('npm run chaos (the built CLI)', () => {
     expect(out.stdout).toMatch(/--events N --seed S/);
   });
 });
+
+describe('npm run chaos:sweep (the built CLI)', () => {
+  const sweep = resolve(__dirname, '../../dist/test/chaos/sweep.js');
+
+  it('loads outside vitest, prints its usage, and refuses a sweep without --runs', () => {
+    expect(existsSync(sweep), 'npm test builds dist/ before vitest runs').toBe(true);
+    const help = spawnSync(process.execPath, [sweep, '--help'], { encoding: 'utf8' });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/--runs N/);
+    const bad = spawnSync(process.execPath, [sweep, '--events', '10'], { encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--runs N/);
+  });
+});
