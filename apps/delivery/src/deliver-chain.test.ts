@@ -335,8 +335,10 @@ describe('lease and deadlines with several providers in one claim', () => {
     const [a, b] = [provider('a'), provider('b')];
     const data = job();
     a.script.push(async (_req, ctx) => {
-      // Another worker takes the operation after our lease ran out.
+      // Another worker takes the operation after our lease (and the time a
+      // call under it may still land) ran out.
       await redis.del(keys.lock(data.operationKey));
+      await redis.hset(keys.op(data.operationKey), 'leaseUntil', '0');
       const other = await ops.claim({ ...data, owner: 'other', leaseMs: 60_000 });
       if (other.kind !== 'claimed') throw new Error('expected the other claim');
       await waitUntil(() => ctx.signal.aborted, 'the keeper to notice the lost lease', { timeoutMs: 10_000, intervalMs: 20 });

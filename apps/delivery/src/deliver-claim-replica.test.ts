@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RetryableError } from '@singleshot/core';
 import type { Provider, LookupResult } from '@singleshot/providers';
-import { KeyBuilder, OperationStore, createRedis, type RedisClient } from '@singleshot/store';
+import { KeyBuilder, OperationStore, ReplicaWaitError, createRedis, type RedisClient } from '@singleshot/store';
 import { createLogger, createMetrics } from '@singleshot/observability';
-import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
+import { startTestRedis, waitUntil, type TestRedis } from '@singleshot/test-harness';
 import { deliverJob } from '@singleshot/test-jobs';
 import { deliver, type DeliverDeps } from './deliver';
 
@@ -86,5 +87,49 @@ describe('claim replication before the send', () => {
     expect(outcome).toMatchObject({ kind: 'sent' });
     expect(order).toEqual(['send']);
     expect((await ops.get(job.operationKey))?.status).toBe('sent');
+  });
+
+  // A lease extension answered by a master that is then failed over (paused
+  // past the node timeout, or killed before its replica had it) is lost with
+  // it: the promoted master's lock ends where the claim put it, and a later
+  // claim may take the operation then. A holder that counted that extension
+  // would start its next call on a lease nobody else can see.
+  it('an extension whose replica wait fails is not counted: no call after the claim’s lease', async () => {
+    const leaseMs = 1500;
+    const job = deliverJob(`cr-c-${Date.now()}`, { route: 'orders' });
+    let waits = 0;
+    let extended = 0;
+    const calls: string[] = [];
+    // When the claim had answered: the holder's lease runs from before it, so it ends by this plus the lease.
+    let claimedAt = Number.POSITIVE_INFINITY;
+    const first: Provider = {
+      ...provider,
+      name: 'first',
+      async send() {
+        calls.push('first');
+        // Past a point where only an extension could leave room for another call.
+        await waitUntil(() => extended >= 1 && Date.now() > claimedAt + leaseMs - 350, 'an extension and most of the claimed lease to pass', { timeoutMs: 10_000, intervalMs: 10 });
+        throw new RetryableError('first: refused', 'ECONNREFUSED', { safeToFallback: true });
+      },
+    };
+    const second: Provider = { ...provider, name: 'second', send: async () => (calls.push('second'), { externalId: 'second-1' }) };
+    const d = deps(async () => {
+      waits += 1;
+      if (waits > 1) throw new ReplicaWaitError(0, 1, 'master_changed');
+    }, leaseMs);
+    const operations = Object.create(ops) as OperationStore;
+    operations.claim = async (input) => {
+      const claim = await ops.claim(input);
+      claimedAt = Date.now();
+      return claim;
+    };
+    operations.extend = async (...args) => {
+      const ok = await ops.extend(...args);
+      extended += 1;
+      return ok;
+    };
+    const outcome = await deliver(job, { ...d, operations, providers: () => [first, second] });
+    expect(calls).toEqual(['first']);
+    expect(outcome).toMatchObject({ kind: 'retry' });
   });
 });

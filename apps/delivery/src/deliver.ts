@@ -10,7 +10,7 @@ import { finish, waitForDocument } from './ending';
 import { keepLease } from './lease-keeper';
 import { applyRecipientLimits } from './limits';
 import { reconcile } from './reconcile';
-import { sendThroughChain } from './send-chain';
+import { commitMarginMs, sendThroughChain } from './send-chain';
 import { needsUnsubscribe, unsubscribeOf } from './unsubscribe-header';
 
 export type { DeliverDeps, DeliverOutcome } from './deliver-types';
@@ -88,6 +88,8 @@ async function claimAndSend(
     channel: job.channel,
     owner: deps.workerId,
     leaseMs,
+    // An earlier holder's call may end as late as its lease less the commit margin.
+    settleMs: leaseMs - commitMarginMs(leaseMs),
     job,
     ...(job.category !== undefined ? { category: job.category } : {}),
     ...(job.required ? { required: true } : {}),
@@ -122,7 +124,7 @@ async function claimAndSend(
     leaseMs,
     startedAt: claimSentAt,
     now,
-    extend: () => deps.operations.extend(job.operationKey, claim.fence, leaseMs),
+    extend: () => extendLease(job.operationKey, claim.fence, deps),
     onLost: (reason) => log.warn({ event: 'lease_lost', reason }, 'lease lost; this holder stops and will not commit'),
   });
   try {
@@ -133,6 +135,22 @@ async function claimAndSend(
   } finally {
     keeper.stop();
   }
+}
+
+/**
+ * One extension of the lease, counted only once it is as durable as the claim
+ * (docs/protocol.md, "Replica waits on a Redis Cluster"): an extension answered
+ * by a master that is then failed over (paused past the node timeout, or killed
+ * before its replica had it) is lost with it, and the promoted master's lock
+ * still ends where the claim or the last replicated extension put it. A holder
+ * that counted such an extension would start a call a later claim cannot see.
+ * A failed replica wait rejects: the keeper keeps the lease it had.
+ */
+async function extendLease(operationKey: string, fence: string, deps: DeliverDeps): Promise<boolean> {
+  const owners = deps.claimOwners?.(operationKey);
+  const extended = await deps.operations.extend(operationKey, fence, deps.policy.leaseMs);
+  if (extended && deps.replicateClaim) await deps.replicateClaim(operationKey, owners);
+  return extended;
 }
 
 /** Reconcile what a previous attempt may have left, apply the limits, then send: how the attempt ends. */

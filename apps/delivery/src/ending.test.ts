@@ -145,7 +145,9 @@ describe('one singleshot_deliveries_total sample per ending', () => {
   it('stale (a later claim superseded the fence during the call)', async () => {
     const data = job();
     const takeOver = async (): Promise<string> => {
+      // Our lease, and the time a call under it may still land, ran out.
       await redis.del(keys.lock(data.operationKey));
+      await redis.hset(keys.op(data.operationKey), 'leaseUntil', '0');
       const other = await ops.claim({ ...data, owner: 'other', leaseMs: 60_000 });
       if (other.kind !== 'claimed') throw new Error('expected the other claim');
       return 'late-id';

@@ -18,16 +18,22 @@ export interface LeaseKeeper {
   /**
    * The context of one provider call under this lease: cancelled when the
    * lease is lost, through `cancel` for a transport that takes a callback and
-   * through `signal` (made on first read) for any other.
+   * through `signal` (made on first read) for any other. Its deadline is a
+   * moment (`endsAt`), not a duration: a call that starts late gets less.
    */
   callContext(timeoutMs: number): CallContext;
 }
 
 class KeeperCallContext implements CallContext {
+  readonly endsAt: number;
+
   constructor(
     private readonly keeper: Keeper,
     public timeoutMs: number,
-  ) {}
+    now: number,
+  ) {
+    this.endsAt = now + timeoutMs;
+  }
 
   get signal(): AbortSignal {
     return this.keeper.signal;
@@ -134,7 +140,8 @@ class Keeper implements LeaseKeeper, CallerCancel {
   }
 
   callContext(timeoutMs: number): CallContext {
-    return new KeeperCallContext(this, timeoutMs);
+    // The wall clock, as startDeadline reads it when the call starts.
+    return new KeeperCallContext(this, timeoutMs, Date.now());
   }
 
   cancelled(): Error | undefined {

@@ -114,12 +114,15 @@ class CallDeadline implements Deadline {
 }
 
 /**
- * One deadline for one provider call: `min(ctx.timeoutMs, capMs)` plus the
- * caller's signal (docs/protocol.md invariant 10: the lease bounds the send). A budget of 0 or
- * less is already expired, so the call never starts.
+ * One deadline for one provider call: `min(ctx.timeoutMs, ctx.endsAt - now,
+ * capMs)` plus the caller's signal (docs/protocol.md invariant 10: the lease
+ * bounds the send). A budget of 0 or less is already expired, so the call
+ * never starts: a holder that stalled between computing its budget and
+ * starting the call (a GC pause, SIGSTOP) past `endsAt` does not send.
  */
-export function startDeadline(ctx: CallContext, capMs: number): Deadline {
+export function startDeadline(ctx: CallContext, capMs: number, now: () => number = Date.now): Deadline {
   // A missing or non-finite budget from the caller must not mean "no deadline".
   const wanted = Number.isFinite(ctx.timeoutMs) ? ctx.timeoutMs : capMs;
-  return new CallDeadline(ctx, Math.max(0, Math.min(wanted, capMs)));
+  const left = ctx.endsAt === undefined ? wanted : Math.min(wanted, ctx.endsAt - now());
+  return new CallDeadline(ctx, Math.max(0, Math.min(left, capMs)));
 }

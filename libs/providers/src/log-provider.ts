@@ -43,7 +43,7 @@ export class LogProvider implements Provider {
     if (this.closed) {
       throw new RetryableError(`${this.name}: provider is closed`, 'PROVIDER_CLOSED', { safeToFallback: true });
     }
-    if (ctx.signal.aborted || !(ctx.timeoutMs > 0)) {
+    if (ctx.signal.aborted || !(ctx.timeoutMs > 0) || (ctx.endsAt !== undefined && ctx.endsAt <= Date.now())) {
       throw new RetryableError(`${this.name}: call ended before the write`, ctx.signal.aborted ? 'ABORTED' : 'DEADLINE', {
         safeToFallback: true,
       });

@@ -57,6 +57,13 @@ export interface CallContext {
   /** Hard deadline for this call, ms from now; the caller computes it inside the remaining lease. */
   timeoutMs: number;
   /**
+   * The latest moment (ms since epoch) this call may still start or run: the
+   * end of `timeoutMs` counted from when the caller computed it, so time lost
+   * before the call starts (a stalled process) comes off the call's budget
+   * instead of pushing the call past the caller's lease.
+   */
+  endsAt?: number;
+  /**
    * The same cancellation as `signal`, as a callback: a transport that listens
    * here never reads `signal`, which the caller can then make on first read
    * (creating an AbortSignal cost more than the rest of a call's deadline).

@@ -25,6 +25,7 @@ const MIN_CREATE_MS = 100;
 function remainder(ctx: CallContext, usedMs: number): CallContext {
   return {
     timeoutMs: ctx.timeoutMs - usedMs,
+    ...(ctx.endsAt !== undefined ? { endsAt: ctx.endsAt } : {}),
     get signal() {
       return ctx.signal;
     },

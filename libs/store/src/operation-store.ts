@@ -90,6 +90,14 @@ export class OperationStore extends OperationReader {
     category?: string;
     /** The route must go: opt-outs do not hold it back (suppressions do). */
     required?: boolean;
+    /**
+     * How long after an earlier holder's lease ran out a provider call it
+     * started may still reach the provider: the longest call deadline the lease
+     * allows. An operation left `sending` is not claimed again before its
+     * holder's lease plus this (`conflict`). A sender passes it; 0 (the
+     * default) suits a claim that never calls a provider.
+     */
+    settleMs?: number;
   }): Promise<ClaimResult> {
     const now = this.now();
     const k = this.keys;
@@ -119,6 +127,7 @@ export class OperationStore extends OperationReader {
         journalMinId: decimal(now - this.options.retentionMs),
         category: input.category ?? '',
         required: input.required ?? false,
+        settleMs: decimal(input.settleMs ?? 0),
       },
       input.job ? [JSON.stringify(input.job)] : [],
     )) as [string, number | string, string, number | string, string, string, string, string, string];

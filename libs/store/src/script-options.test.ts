@@ -14,7 +14,7 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
   'cancel-op-5': { now: '1', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', reason: 'why', by: 'u', retentionMs: '1', journalMinId: '0' },
   'cancel-message-1': { now: '1', recipients: ['r'], reason: 'why', by: 'u', retentionMs: '1' },
   'cancel-key-1': { mode: 'join', now: '1', messageKey: 'm', recipients: ['r'], reason: 'why', by: 'u', retentionMs: '1' },
-  'claim-8': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0', category: 'billing', required: false },
+  'claim-8': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0', category: 'billing', required: false, settleMs: '1' },
   'commit-7': {
     fence: '1',
     outcome: 'sent',

@@ -30,6 +30,8 @@ export interface ScriptOptions {
     category: string;
     /** The route must go: opt-outs do not hold it back. */
     required: boolean;
+    /** After an earlier holder's lease ran out, how long its call may still reach the provider (see claim-8.lua). */
+    settleMs: Decimal;
   };
   'commit-7': {
     fence: string;

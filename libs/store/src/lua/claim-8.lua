@@ -21,6 +21,12 @@
       journalMinId  entries older than this may be trimmed
       category      the route's category ('' for none)
       required      the route must go: opt-outs do not hold it back (suppressions do)
+      settleMs      how long after this holder's lease runs out a provider call
+                    it started may still reach the provider (the longest call
+                    deadline its lease allows), kept with the claim: until an
+                    earlier holder's lease plus its settleMs have passed, an
+                    operation it left `sending` is not claimed (docs/protocol.md,
+                    invariant 10)
     ARGV[2] the deliver job as JSON (optional); kept at the first claim so the
             sweeper can re-enqueue an operation whose job was lost
 
@@ -29,7 +35,8 @@
     { "duplicate", 0, "sent", attempts, provider, externalId, "", "", "" }   already sent
     { "terminal", 0, status, attempts, provider, "", "", "", "" }            dead, suppressed or cancelled
     { "suppressed", 0, reason, attempts, "", "", "", "", "" }                ended suppressed here
-    { "conflict", pttl, status, attempts, "", "", "", "", "" }               another holder has the lock
+    { "conflict", pttl, status, attempts, "", "", "", "", "" }               another holder has the lock, or an
+                                                                             earlier holder's call may still land
     { "early", dueAt, "scheduled", attempts, "", "", "", "", "" }            scheduled for later: not claimed
   limitBypass is "1" once a replay released the operation from a rate-limit suppression.
   cancelRequested is "1" when a cancel came while an earlier attempt was in
@@ -63,7 +70,7 @@ local job = ARGV[2]
 local now, leaseUntil = o.now, o.leaseUntil
 
 local state = redis.call('HMGET', opKey, 'status', 'attempts', 'provider', 'externalId', 'limitBypass', 'fence',
-  'createdAt', 'waitingReason', 'scheduledFor', 'cancelRequested')
+  'createdAt', 'waitingReason', 'scheduledFor', 'cancelRequested', 'leaseUntil', 'settleMs')
 local status = state[1] or 'pending'
 local attempts = tonumber(state[2] or '0')
 local provider = state[3] or ''
@@ -130,6 +137,22 @@ if stopReason ~= '' and status ~= 'sending' and status ~= 'in_doubt' then
   return { 'suppressed', 0, stopReason, attempts, '', '', '', '', '' }
 end
 
+-- Left `sending` by a holder whose lease ran out without a commit (killed,
+-- stalled, cut off from Redis): a call it started inside its lease may still be
+-- on its way to the provider, or not yet visible to the provider's lookup, for
+-- as long as a call's deadline. Reconciling before then could find nothing and
+-- send a second copy, so the operation is not claimed until the earlier
+-- holder's lease plus that deadline have passed (a live holder's lease is
+-- extended, and this moves with it). The deadline is the earlier holder's own,
+-- kept at its claim: a holder under another lease setting bounds its own calls,
+-- and one that never calls a provider (settleMs 0) leaves nothing on its way.
+if status == 'sending' and state[11] and tonumber(state[12] or '0') > 0 then
+  local settledAt = tonumber(state[11]) + tonumber(state[12])
+  if settledAt > tonumber(now) then
+    return { 'conflict', string.format('%d', settledAt - tonumber(now)), status, attempts, '', '', '', '', '' }
+  end
+end
+
 local fence = string.format('%d', tonumber(state[6] or '0') + 1)
 if not redis.call('SET', lockKey, fence, 'NX', 'PX', o.leaseMs) then
   -- Held. A lock without expiry (PTTL -1) cannot happen through our scripts;
@@ -144,11 +167,11 @@ local attemptsText = string.format('%d', attempts)
 -- 'claimedAt', which every terminal commit deleted again).
 if state[7] then
   redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
-    'leaseUntil', leaseUntil, 'updatedAt', now)
+    'leaseUntil', leaseUntil, 'settleMs', o.settleMs, 'updatedAt', now)
 else
   -- The first claim (mark-waiting-2.lua, op-wait-2.lua or op-schedule-5.lua may have created the hash before).
   redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
-    'leaseUntil', leaseUntil, 'updatedAt', now, 'createdAt', now,
+    'leaseUntil', leaseUntil, 'settleMs', o.settleMs, 'updatedAt', now, 'createdAt', now,
     'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel)
   if job and job ~= '' then
     redis.call('HSET', dataKey, 'job', job)
