@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventMessageKey, operationKey, parseAction } from '@singleshot/core';
+import { QUEUES } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
 import {
   CLI_MAIN,
@@ -108,7 +109,10 @@ describe('singleshot queues', () => {
     expect(table.stdout).toMatch(/dead\s+1\s+0\s+0\s+0\s+0\s+0\s+no/);
     expect(table.stdout).toContain('1 dead operation(s)');
     const json = JSON.parse(cli('queues', '--json').stdout) as { queues: Array<{ queue: string; counts: Record<string, number>; paused: boolean }> };
-    expect(json.queues.map((q) => q.queue)).toEqual(['decide', 'deliver', 'render', 'dead']);
+    // Every queue the fleet uses, digest included, as the code names them.
+    expect(json.queues.map((q) => q.queue)).toEqual(Object.values(QUEUES));
+    expect(json.queues.map((q) => q.queue)).toContain('digest');
+    for (const name of Object.values(QUEUES)) expect(table.stdout).toMatch(new RegExp(`^ +${name}( +\\d+){6} +(yes|no)$`, 'm'));
     expect(json.queues.find((q) => q.queue === 'dead')?.counts).toMatchObject({ waiting: 1, active: 0, failed: 0 });
     // The event's two operations travelled in one batch deliver job (delivery.batchMax).
     expect(json.queues.find((q) => q.queue === 'deliver')?.counts.completed).toBe(1);

@@ -8,3 +8,4 @@ export * from './in-flight';
 export * from './read-body';
 export * from './loopback';
 export * from './read-encoded-body';
+export * from './json-exact';

@@ -22,3 +22,6 @@ export const QUEUES = {
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/** Every queue name, in the order operators read them: what lists the fleet's queues iterates this. */
+export const QUEUE_NAMES: readonly QueueName[] = Object.values(QUEUES);

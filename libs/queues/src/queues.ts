@@ -1,7 +1,7 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import { partitionOf, type DecideJobData, type DeliverJobData, type RenderJobData } from '@singleshot/core';
 import type { KeyBuilder, RedisClient } from '@singleshot/store';
-import { QUEUES } from './names';
+import { QUEUES, type QueueName } from './names';
 import type { DeadJobData, DigestCloseJobData } from './schemas';
 
 /**
@@ -84,6 +84,12 @@ export interface Queues {
   /** Digest closes (delayed jobs, one per digest): one queue, not partitioned. */
   digest: Queue<DigestCloseJobData>;
   dead: Queue<DeadJobData>;
+  /**
+   * Every queue by its name (`QUEUE_NAMES`), each with its partitions in
+   * order: a name in QUEUES without its queues here does not compile, so
+   * whatever lists them all, iterating this, misses none.
+   */
+  byName: Readonly<Record<QueueName, readonly Queue[]>>;
   close(): Promise<void>;
 }
 
@@ -97,7 +103,8 @@ export function openQueues(connection: RedisClient, keys: KeyBuilder): Queues {
   const dead = new Queue<DeadJobData>(QUEUES.dead, { connection, prefix: keys.queuePrefix, streams });
   const render = new Queue<RenderJobData>(QUEUES.render, { connection, prefix: keys.queuePrefix, streams });
   const digest = new Queue<DigestCloseJobData>(QUEUES.digest, { connection, prefix: keys.queuePrefix, streams });
-  const all = [...decideAll, ...deliverAll, dead, render, digest];
+  const byName: Record<QueueName, readonly Queue[]> = { decide: decideAll, deliver: deliverAll, render: [render], digest: [digest], dead: [dead] };
+  const all = Object.values(byName).flat();
   for (const q of all) q.on('error', () => undefined);
   const only = <T>(list: T[], name: string): T => {
     if (list.length !== 1) throw new TypeError(`queues.${name} needs one partition; there are ${list.length} (use ${name}Of or ${name}All)`);
@@ -118,6 +125,7 @@ export function openQueues(connection: RedisClient, keys: KeyBuilder): Queues {
     dead,
     render,
     digest,
+    byName,
     close: async () => {
       await Promise.all(all.map((q) => q.close()));
     },

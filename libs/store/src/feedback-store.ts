@@ -1,4 +1,4 @@
-import { feedbackRank, type FeedbackEvent, type FeedbackType } from '@singleshot/core';
+import { feedbackRank, type FeedbackEvent, type FeedbackType, type FeedbackVerdict } from '@singleshot/core';
 import type { RedisClient } from './connection';
 import type { KeyBuilder } from './keys';
 import { runScript } from './scripts';
@@ -14,6 +14,13 @@ export type FeedbackRecordResult =
       channel: string | undefined;
       recipient: string | undefined;
       seq: number;
+      /**
+       * The verdict recorded under this event id: this event's when recorded,
+       * the first arrival's when a duplicate (a repeat that classifies
+       * otherwise changes nothing, its suppression included). Undefined only
+       * when the first arrival's entry cannot be read.
+       */
+      verdict: FeedbackVerdict | undefined;
     }
   | { result: 'unmatched' };
 
@@ -32,6 +39,16 @@ export interface StoredFeedbackEvent {
   detail?: string;
   receivedAt: number;
   journalId?: string;
+}
+
+/** The verdict of a stored event (the script's JSON), undefined when it cannot be read. */
+function storedVerdict(json: string): FeedbackVerdict | undefined {
+  try {
+    const { type, hard, suppress } = JSON.parse(json) as Partial<StoredFeedbackEvent>;
+    return type && typeof hard === 'boolean' && typeof suppress === 'boolean' ? { type, hard, suppress } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** An operation's delivery feedback: the summary and every event in arrival order. */
@@ -84,7 +101,7 @@ export class FeedbackStore {
       ...(event.detail !== undefined ? { detail: event.detail } : {}),
       receivedAt: now,
     };
-    const [result, status, provider, seq, channel, recipient] = (await runScript(
+    const [result, status, provider, seq, channel, recipient, first] = (await runScript(
       this.redis,
       'feedback-record-3',
       [k.op(operationKey), k.feedback(operationKey), k.journalOf(operationKey)],
@@ -100,7 +117,7 @@ export class FeedbackStore {
         journalMinId: decimal(now - this.options.retentionMs),
       },
       [JSON.stringify(stored)],
-    )) as [string, string, string, string, string, string];
+    )) as [string, string, string, string, string, string, string];
     if (result === 'unmatched') return { result };
     return {
       result: result === 'recorded' ? 'recorded' : 'duplicate',
@@ -109,6 +126,7 @@ export class FeedbackStore {
       channel: channel || undefined,
       recipient: recipient || undefined,
       seq: Number(seq),
+      verdict: result === 'recorded' ? verdict : storedVerdict(first),
     };
   }
 

@@ -1,3 +1,4 @@
+import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from './connection';
 import { isCluster } from './connection';
 import { execAcrossSlots } from './cross-slot';
@@ -90,17 +91,37 @@ export class JournalReader {
     return all.sort((a, b) => compareStreamIds(a.id, b.id)).slice(0, limit);
   }
 
-  /** The entries of one operation, by the ids its state remembers. */
+  /**
+   * The entries of one operation, oldest first: those whose ids its state
+   * remembers (`journalIds`: claims, commits, cancels, replays) and those of
+   * its delivery feedback, whose ids its feedback record keeps
+   * (`KeyBuilder.feedback`, `jid:<seq>`): feedback is recorded beside the
+   * state, never in it. Both keys share the journal's shard tag, so this is
+   * one round trip, two when the operation has feedback.
+   */
   async forOperation(operationKey: string, journalIds: string[]): Promise<JournalEntry[]> {
-    if (journalIds.length === 0) return [];
     const shard = this.keys.shard(operationKey);
+    const pipeline = this.redis.pipeline().hgetall(this.keys.feedback(operationKey));
+    const [[feedbackErr, feedback] = [null, {}], ...rows] = (await this.rangeEach(pipeline, shard, journalIds).exec()) ?? [];
+    if (feedbackErr) throw feedbackErr;
+    const known = new Set(journalIds);
+    const feedbackIds = Object.entries(feedback as Record<string, string>)
+      .filter(([field, id]) => field.startsWith('jid:') && !known.has(id))
+      .map(([, id]) => id);
+    const more = feedbackIds.length > 0 ? ((await this.rangeEach(this.redis.pipeline(), shard, feedbackIds).exec()) ?? []) : [];
+    return [...rows, ...more]
+      .flatMap(([err, found]) => {
+        if (err) throw err;
+        return ((found as [string, string[]][]) ?? []).map(([id, flat]) => toEntry(shard, id, flat));
+      })
+      .sort((a, b) => compareStreamIds(a.id, b.id));
+  }
+
+  /** Queues an XRANGE of each id on `pipeline` (one entry each, none when trimmed). */
+  private rangeEach(pipeline: ChainableCommander, shard: number, ids: readonly string[]): ChainableCommander {
     const key = this.keys.journal(shard);
-    const pipeline = this.redis.pipeline();
-    for (const id of journalIds) pipeline.xrange(key, id, id);
-    const results = (await pipeline.exec()) ?? [];
-    return results.flatMap(([, rows]) =>
-      ((rows as [string, string[]][]) ?? []).map(([id, flat]) => toEntry(shard, id, flat)),
-    );
+    for (const id of ids) pipeline.xrange(key, id, id);
+    return pipeline;
   }
 
   /**

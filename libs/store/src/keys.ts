@@ -53,7 +53,8 @@ export class KeyBuilder {
    * state, in the operation's shard tag so one script records an event, reads
    * the state and writes the journal together. Fields: `status` (summary),
    * `rank`, `hard`, `count`, `seen:<provider event id>` = the event's sequence
-   * number, `ev:<seq>` = the event as JSON (arrival order).
+   * number, `ev:<seq>` = the event as JSON (arrival order), `jid:<seq>` = its
+   * journal entry's id (JournalReader.forOperation finds them there).
    */
   feedback(operationKey: string): string {
     return `${this.tagged(operationKey)}:feedback:${operationKey}`;

@@ -140,6 +140,7 @@ function journalEvent(entry: JournalEntry, operationKey: string): StoryEvent {
     suppressed: `suppressed: ${f.reason ?? ''}`,
     replayed: `replayed by ${f.by ?? 'an operator'}${f.via ? ` via ${f.via}` : ''}: back to pending under the same key`,
     duplicate: 'duplicate: a claim found it already sent',
+    feedback: `feedback from ${f.provider ?? '?'}: ${f.reason ?? ''} (${f.extId ?? ''})`,
   };
   return { at: entry.ts, kind: JOURNAL_KINDS[entry.type] ?? 'journal', operationKey, title: titles[entry.type] ?? `journal: ${entry.type}`, detail };
 }

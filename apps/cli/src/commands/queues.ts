@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { QUEUES, openQueues } from '@singleshot/queues';
+import { QUEUES, QUEUE_NAMES, openQueues } from '@singleshot/queues';
 import type { RedisClient } from '@singleshot/store';
 import { redactUrl, type Config } from '@singleshot/config';
 import { SourceStatusStore, createRedis, sourceRows } from '@singleshot/store';
@@ -43,7 +43,7 @@ export async function connectForCommand(config: Config, role: 'client' | 'worker
 export function registerQueues(program: Command): void {
   program
     .command('queues')
-    .description('jobs per queue and state (decide, deliver, render, dead), and each configured source')
+    .description(`jobs per queue and state (${QUEUE_NAMES.join(', ')}), and each configured source`)
     .option('--config <file>', 'config file')
     .option('--json', 'print JSON')
     .action(async (opts: { config?: string; json?: boolean }) => {
@@ -52,15 +52,10 @@ export function registerQueues(program: Command): void {
       const keys = keysOf(config);
       const queues = openQueues(redis, keys);
       try {
-        // One row per queue, summed over its partitions (paused if any partition is).
-        const groups = [
-          [QUEUES.decide, queues.decideAll],
-          [QUEUES.deliver, queues.deliverAll],
-          [QUEUES.render, [queues.render]],
-          [QUEUES.dead, [queues.dead]],
-        ] as const;
+        // One row per queue of the fleet, summed over its partitions (paused if any partition is).
         const rows: QueueCountsRow[] = await Promise.all(
-          groups.map(async ([name, list]) => {
+          QUEUE_NAMES.map(async (name) => {
+            const list = queues.byName[name];
             const read = await Promise.all(list.map((q) => Promise.all([q.getJobCounts(...QUEUE_STATES), q.isPaused()] as const)));
             const counts = Object.fromEntries(QUEUE_STATES.map((s) => [s, read.reduce((n, [c]) => n + (c[s] ?? 0), 0)])) as Record<QueueState, number>;
             return { queue: name, counts, paused: read.some(([, paused]) => paused) };

@@ -1,4 +1,5 @@
 import type { FeedbackConfig } from '@singleshot/config';
+import { parseJsonExact } from '@singleshot/http';
 import { basicAuthMatches } from '@singleshot/mail';
 import {
   FeedbackError,
@@ -19,10 +20,15 @@ import {
 } from '@singleshot/providers';
 import type { RouteRequest } from '../http/route';
 
-/** Parses a JSON body, refusing a body that is not JSON (after authentication, where the provider's scheme allows it). */
+/**
+ * Parses a JSON body, refusing a body that is not JSON (after authentication,
+ * where the provider's scheme allows it). An integer beyond 2^53 is kept as
+ * its digits: Postmark's event `ID` is 64-bit, and as a JS number two events
+ * would share one dedup id.
+ */
 export function jsonOf(body: Buffer): unknown {
   try {
-    return JSON.parse(body.toString('utf8'));
+    return parseJsonExact(body.toString('utf8'));
   } catch {
     throw new FeedbackError('INVALID_PAYLOAD', 'the body is not valid JSON');
   }
@@ -63,7 +69,7 @@ export function mailgunReader(config: NonNullable<FeedbackConfig['mailgun']>, cl
   return async (request, now) => {
     let json: unknown;
     try {
-      json = JSON.parse(request.body.toString('utf8'));
+      json = parseJsonExact(request.body.toString('utf8'));
     } catch {
       throw new FeedbackError('BAD_SIGNATURE', 'the body is not JSON and carries no Mailgun signature');
     }

@@ -12,9 +12,10 @@ export interface SuppressionOrigin {
 }
 
 /**
- * Called once per recorded event whose verdict says "no more sends to this
- * recipient" (a hard bounce, a complaint, an opt-out). The default does
- * nothing: writing the suppression that the claim honours is wired here.
+ * Called for each event whose recorded verdict says "no more sends to this
+ * recipient" (a hard bounce, a complaint, an opt-out), and again for each
+ * repeat of it, so it must be idempotent. The default does nothing: writing
+ * the suppression that the claim honours is wired here.
  */
 export type SuppressionSignal = (channel: string, recipient: string, reason: SuppressionReason, origin: SuppressionOrigin) => void | Promise<void>;
 
@@ -78,7 +79,10 @@ export class FeedbackRecorder {
       { event: 'feedback_recorded', source, operationKey, eventId: event.eventId, type, hard: event.verdict.hard, result: result.result, status: result.status },
       'feedback event',
     );
-    const reason = suppressionReasonOf(event.verdict);
+    // The verdict recorded under this id, not the one this post carries: a
+    // duplicate that classifies otherwise (a provider reusing an id) must not
+    // suppress where the recorded event did not.
+    const reason = result.verdict ? suppressionReasonOf(result.verdict) : undefined;
     const recipient = result.recipient ?? event.recipient;
     // A duplicate signals again: the suppression of a first delivery that got
     // its event stored but failed to write the suppression (a 503, retried by

@@ -10,6 +10,7 @@ export const POSTMARK_OPERATION_METADATA = 'singleshot-operation';
 /** The Bounce, SpamComplaint, Delivery and SubscriptionChange webhooks share these fields. */
 const postmarkSchema = z.looseObject({
   RecordType: z.string(),
+  // A string when it is beyond 2^53 (parseJsonExact keeps the digits), a number below.
   ID: z.union([z.number(), z.string()]).optional(),
   Type: z.string().optional(),
   MessageID: z.string().optional(),
@@ -27,7 +28,9 @@ const postmarkSchema = z.looseObject({
 /**
  * The event of one (authenticated) Postmark webhook post. Bounces and spam
  * complaints carry their own `ID`; a delivery has none, so it is keyed by
- * `MessageID` + `RecordType` + recipient.
+ * `MessageID` + `RecordType` + recipient. `ID` is a 64-bit integer: `json`
+ * must come from a parse that keeps integers beyond 2^53 as their digits
+ * (`parseJsonExact` in libs/http), or two bounces can share one dedup id.
  */
 export function parsePostmarkEvent(json: unknown): ParsedFeedback {
   const parsed = postmarkSchema.safeParse(json);

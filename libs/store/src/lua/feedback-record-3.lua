@@ -23,20 +23,24 @@
 
   Output:
     { 'recorded' | 'duplicate' | 'unmatched', summary status or '', the operation's provider or '', seq or '0',
-      the operation's channel or '', its recipient or '' }
+      the operation's channel or '', its recipient or '', the stored event of this id (JSON) for a duplicate, else '' }
     `unmatched`: no such operation (expired, or never ours); nothing is written.
+    A duplicate answers with the event recorded first under its id: what the
+    caller acts on is what was recorded, not what the repeat says.
 ]]
 --@include "include/retain.lua"
 --@include "include/journal.lua"
 local opKey, fbKey, journalKey = KEYS[1], KEYS[2], KEYS[3]
 local o = cjson.decode(ARGV[1])
 local state = redis.call('HMGET', opKey, 'messageKey', 'recipient', 'channel', 'provider', 'status')
-if not state[5] then return { 'unmatched', '', '', '0', '', '' } end
+if not state[5] then return { 'unmatched', '', '', '0', '', '', '' } end
 local provider, channel, recipient = state[4] or '', state[3] or '', state[2] or ''
 
 local seenField = 'seen:' .. o.eventId
 local summary = redis.call('HMGET', fbKey, seenField, 'status', 'rank')
-if summary[1] then return { 'duplicate', summary[2] or '', provider, summary[1], channel, recipient } end
+if summary[1] then
+  return { 'duplicate', summary[2] or '', provider, summary[1], channel, recipient, redis.call('HGET', fbKey, 'ev:' .. summary[1]) or '' }
+end
 
 local seq = string.format('%d', redis.call('HINCRBY', fbKey, 'count', 1))
 local status, rank = summary[2], tonumber(summary[3] or '-1')
@@ -50,4 +54,4 @@ local journalId = journalAdd(journalKey, o.journalMinId, {
 })
 redis.call('HSET', fbKey, seenField, seq, 'ev:' .. seq, ARGV[2], 'jid:' .. seq, journalId, 'updatedAt', o.now)
 retain(fbKey, o.retentionMs)
-return { 'recorded', status or '', provider, seq, channel, recipient }
+return { 'recorded', status or '', provider, seq, channel, recipient, '' }
