@@ -173,7 +173,7 @@ describe('relay: Kafka', () => {
     expect([...sink.accepted.keys()].filter((k) => !expected.has(k))).toEqual([]);
     expect(settled.reduce((sum, p) => sum + p.end, 0n)).toBe(BigInt((EVENTS + 1) * 2));
     expect(lags).toBeDefined();
-  }, 420_000);
+  }, 600_000);
 
   it('a poison record in each of two partitions ends dead; every other record is delivered once and the offsets pass them', async () => {
     const good = relayTestEvents('kafka-after-poison', 40);
@@ -225,5 +225,25 @@ describe('relay: Kafka', () => {
     console.warn(JSON.stringify({ figures: 'relay kafka redis outage', events: events.length, samplesDuringOutage: samples, duringOutage: printable(during), after: printable(settled) }));
     expect(samples).toBeGreaterThan(0);
     expect(settled.reduce((sum, p) => sum + p.end, 0n) - before.reduce((sum, p) => sum + p.end, 0n)).toBe(BigInt(events.length));
+  }, 240_000);
+
+  it('readiness holds while a relay is in the group and fails once the group cannot be joined', async () => {
+    const readiness = async (relay: AppProcess) => {
+      const res = await fetch(`http://127.0.0.1:${await relay.metricsPort()}/readyz`);
+      return { status: res.status, checks: ((await res.json()) as { checks?: Record<string, string> }).checks ?? {} };
+    };
+    const up = await waitUntil(async () => {
+      const all = await Promise.all(relays.map(readiness));
+      return all.every((r) => r.status === 200) ? all : undefined;
+    }, 'every relay ready', { timeoutMs: 60_000, intervalMs: 250 });
+    for (const r of up) expect(r.checks[`source-${SOURCE}`]).toBe('ok');
+    // The brokers gone (the mock cluster cannot come back: it keeps its log in memory, so this is the file's last test).
+    await kafka.destroy();
+    const down = await waitUntil(async () => {
+      const all = await Promise.all(relays.map(readiness));
+      return all.every((r) => r.status === 503) ? all : undefined;
+    }, 'every relay unready without its brokers', { timeoutMs: 120_000, intervalMs: 250 });
+    for (const r of down) expect(r.checks[`source-${SOURCE}`]).toBe('unreachable');
+    expect(relays.every((r) => r.child.exitCode === null)).toBe(true);
   }, 240_000);
 });

@@ -80,6 +80,8 @@ export function kafkaSource(config: KafkaSourceConfig, deps: SourceDeps): Source
     consumer = c;
     try {
       await Promise.all([c.connect(), a.connect()]);
+      // Stopped while connecting: nothing to join.
+      if (stopped) return;
       admin = a;
       await c.subscribe({ topic: config.topic, fromBeginning: true });
       await c.run({
