@@ -200,6 +200,21 @@ describe('relay: Kafka', () => {
     expect(await sumMetric('singleshot_source_messages_total', { source: SOURCE, result: 'invalid' })).toBeGreaterThanOrEqual(2);
   }, 240_000);
 
+  it('a relay stopped with SIGTERM exits cleanly and the others take its partitions', async () => {
+    const [leaving, ...others] = relays as [AppProcess, ...AppProcess[]];
+    leaving.signal('SIGTERM');
+    const code = await waitUntil(() => (leaving.child.exitCode === null ? undefined : { code: leaving.child.exitCode }), 'the relay to exit on SIGTERM', { timeoutMs: 60_000, intervalMs: 100 });
+    expect(code.code).toBe(0);
+    expect(leaving.logs.some((l) => l.event === 'shutdown_timeout')).toBe(false);
+    await waitUntil(() => {
+      const assigned = others.map((r) => r.logs.filter((l) => l.event === 'source_rebalanced').at(-1)?.partitions as number[] | undefined);
+      return assigned.every((p) => p !== undefined) && new Set(assigned.flat()).size === 4;
+    }, 'the other relays to hold all four partitions', { timeoutMs: 120_000, intervalMs: 200 });
+    const replacement = spawnRelay(configFile);
+    relays[0] = replacement;
+    await waitUntil(() => replacement.logs.some((l) => l.event === 'source_rebalanced'), 'its replacement to join the group', { timeoutMs: 180_000, intervalMs: 250 });
+  }, 360_000);
+
   it('with singleshot\'s Redis stopped for 20 s nothing is committed past an unaccepted record; afterwards each event is delivered once', async () => {
     const events = relayTestEvents('kafka-outage', 200);
     const expected = expectedKeys(events);
