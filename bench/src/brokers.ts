@@ -66,3 +66,26 @@ export async function startNats(): Promise<BenchServer> {
     },
   };
 }
+
+/**
+ * librdkafka's mock cluster (3 brokers on free loopback ports, the log in
+ * memory), which `kcat` starts and keeps up while it consumes a topic of its
+ * own. `url` is the brokers' `host:port` list, comma-separated.
+ */
+export async function startKafka(): Promise<BenchServer> {
+  const child = spawn('kcat', ['-X', 'test.mock.num.brokers=3', '-b', 'localhost:1', '-C', '-t', 'singleshot-bench-keepalive', '-q'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    if (log.length < 64_000) log += chunk.toString();
+  });
+  const brokers = () => log.match(/replaced with ((?:127\.0\.0\.1:\d+,?)+)/)?.[1]?.replace(/,$/, '');
+  await waitFor('kcat (Kafka mock cluster)', async () => brokers() !== undefined, child);
+  return {
+    url: brokers() as string,
+    pid: child.pid ?? 0,
+    stop: async () => {
+      child.kill('SIGKILL');
+      await exited(child);
+    },
+  };
+}

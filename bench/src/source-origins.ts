@@ -2,8 +2,9 @@ import { connect as amqpConnect } from 'amqplib';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { Redis } from 'ioredis';
+import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import { Client } from 'pg';
-import { startNats, startRabbitMq } from './brokers';
+import { startKafka, startNats, startRabbitMq } from './brokers';
 import { startPostgres, startRedis, type BenchServer } from './servers';
 import type { SourceKind } from './sources-table';
 
@@ -82,6 +83,27 @@ async function redisStreamsOrigin(server: BenchServer): Promise<Origin> {
   };
 }
 
+async function kafkaOrigin(server: BenchServer): Promise<Origin> {
+  const brokers = server.url.split(',');
+  const producer = new Kafka({ clientId: 'singleshot-bench', brokers, logLevel: logLevel.NOTHING }).producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  const send = (events: readonly BenchEvent[]) => producer.send({ topic: 'bench-orders', acks: -1, messages: events.map((e) => ({ key: e.id, value: JSON.stringify(e) })) });
+  // The mock creates a topic (4 partitions) on its first record, and the relay
+  // is ready only once it joined its group on an existing topic: one event
+  // outside the measured ones creates it.
+  await send([{ id: 'bench-kafka-topic', type: 'order.created', recipients: ['topic@example.com'], data: { benchEvent: 'bench-kafka-topic', orderId: '0' } }]);
+  return {
+    source: { type: 'kafka', name: 'bench-kafka', source: 'bench', brokers, topic: 'bench-orders', id: { from: 'key' } },
+    publish: async (events) => {
+      await send(events);
+    },
+    stop: async () => {
+      await producer.disconnect().catch(() => undefined);
+      await server.stop();
+    },
+  };
+}
+
 async function outboxOrigin(server: BenchServer): Promise<Origin> {
   const client = new Client({ connectionString: server.url });
   await client.connect();
@@ -115,8 +137,10 @@ async function outboxOrigin(server: BenchServer): Promise<Origin> {
 
 /** Starts the origin of a source row (not `http`, whose producer is the bench posting to ingest). */
 export async function startOrigin(kind: Exclude<SourceKind, 'http'>): Promise<Origin> {
-  const server = kind === 'rabbitmq' ? await startRabbitMq() : kind === 'nats' ? await startNats() : kind === 'redis-streams' ? await startRedis('everysec') : await startPostgres();
+  const starters = { rabbitmq: startRabbitMq, nats: startNats, 'redis-streams': () => startRedis('everysec'), kafka: startKafka, 'postgres-outbox': startPostgres };
+  const server = await starters[kind]();
   try {
+    if (kind === 'kafka') return await kafkaOrigin(server);
     if (kind === 'rabbitmq') return await rabbitmqOrigin(server);
     if (kind === 'nats') return await natsOrigin(server);
     if (kind === 'redis-streams') return await redisStreamsOrigin(server);

@@ -4,7 +4,7 @@
  */
 
 /** `http` is ingest's own `POST /v1/events`, measured the same way as the sources beside it. */
-export const SOURCE_KINDS = ['http', 'postgres-outbox', 'rabbitmq', 'nats', 'redis-streams'] as const;
+export const SOURCE_KINDS = ['http', 'postgres-outbox', 'rabbitmq', 'nats', 'redis-streams', 'kafka'] as const;
 
 export type SourceKind = (typeof SOURCE_KINDS)[number];
 

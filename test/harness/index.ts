@@ -18,3 +18,4 @@ export * from './rabbitmq-server';
 export * from './nats-server';
 export * from './queues-idle';
 export * from './otlp-receiver';
+export * from './kafka-mock';

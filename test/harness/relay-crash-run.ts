@@ -47,6 +47,14 @@ export interface RelayCrashRun {
 
 export const RELAY_MAIN = join(REPO_ROOT, 'dist/apps/relay/main.js');
 
+/** The route and webhook provider that turn each relay test event (`shop`, `order.created`) into one notification at `sink`. */
+export function relayRouteToSink(sink: { url: string; lookupUrl: string }): { routes: unknown[]; providers: Record<string, unknown> } {
+  return {
+    routes: [{ name: 'orders', match: { source: 'shop', type: 'order.created' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { subject: 'Order {{data.orderId}}', text: 'Order {{data.orderId}}' } }],
+    providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 2000 }] },
+  };
+}
+
 /**
  * The relay alone, as a container runs it (`node dist/apps/relay/main.js`,
  * config from SINGLESHOT_CONFIG, health and metrics on a free port), killable

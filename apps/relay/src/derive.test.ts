@@ -21,6 +21,14 @@ describe('deriveEvent', () => {
     expect(deriveEvent(mappingOf({ id: { from: 'json', path: '$.order.id' } }), { body })).toMatchObject({ ok: true, event: { id: '42' } });
   });
 
+  it('takes the id from a Kafka record key, and a record without a key has none', () => {
+    const config = parseConfig({ sources: [{ type: 'kafka', name: 'k', brokers: ['127.0.0.1:9092'], topic: 'orders', source: 'shop', id: { from: 'key' } }] });
+    const mapping = config.sources[0] as SourceMapping;
+    const body = JSON.stringify({ id: 'in-body', type: 't' });
+    expect(deriveEvent(mapping, { body, key: Buffer.from('ev-1001') })).toMatchObject({ ok: true, event: { id: 'ev-1001' } });
+    expect(deriveEvent(mapping, { body, key: null })).toEqual({ ok: false, problem: 'no event id at the record key' });
+  });
+
   it('falls back to the origin\'s id, and never invents one', () => {
     const body = JSON.stringify({ type: 't' });
     expect(deriveEvent(mappingOf({}), { body, fallbackId: 'nats-1' })).toMatchObject({ ok: true, event: { id: 'nats-1' } });

@@ -9,6 +9,8 @@ export interface RawMessage {
   headers?: Record<string, unknown>;
   properties?: Record<string, unknown>;
   fields?: Record<string, unknown>;
+  /** The record key (Kafka), when it has one. */
+  key?: Buffer | string | null;
   /** An id the origin itself names (NATS `Nats-Msg-Id`), used when the configured place has none. */
   fallbackId?: string;
 }
@@ -86,6 +88,7 @@ export function deriveEvent(config: SourceMapping, message: RawMessage): Derived
   if (idSpec.from === 'json') rawId = atPath(body, idSpec.path);
   else if (idSpec.from === 'header') rawId = headerOf(message.headers, idSpec.name);
   else if (idSpec.from === 'property') rawId = message.properties?.[idSpec.name];
+  else if (idSpec.from === 'key') rawId = message.key ?? undefined;
   else rawId = message.fields?.[idSpec.name];
   const id = idOf(rawId) ?? message.fallbackId;
   if (!id) return { ok: false, problem: `no event id at ${describeId(config.id)}` };
@@ -107,5 +110,6 @@ export function deriveEvent(config: SourceMapping, message: RawMessage): Derived
 }
 
 function describeId(id: SourceMapping['id']): string {
-  return id.from === 'json' ? `${id.path} in the body` : `${id.from} "${id.name}"`;
+  if (id.from === 'json') return `${id.path} in the body`;
+  return id.from === 'key' ? 'the record key' : `${id.from} "${id.name}"`;
 }

@@ -31,6 +31,8 @@ async function makeSource(config: SourceConfig, deps: SourceDeps): Promise<Sourc
       return (await import('./sources/rabbitmq')).rabbitmqSource(config, deps);
     case 'nats':
       return (await import('./sources/nats')).natsSource(config, deps);
+    case 'kafka':
+      return (await import('./sources/kafka')).kafkaSource(config, deps);
   }
 }
 
@@ -51,7 +53,9 @@ export async function startRelay(rt: RelayRuntime, sources: readonly SourceConfi
     enqueueTimeoutMs: rt.config.ingest.enqueueTimeoutMs,
   });
   const running: Source[] = [];
-  const metrics = relayMetrics(rt.metrics.registry, () => Promise.all(running.map(async (s) => ({ source: s.name, lag: await s.lag() }))));
+  const metrics = relayMetrics(rt.metrics.registry, () =>
+    Promise.all(running.map(async (s) => (s.partitionLag ? { source: s.name, lag: undefined, partitions: await s.partitionLag() } : { source: s.name, lag: await s.lag() }))),
+  );
   const handOff = new HandOff({
     accept: (message) => acceptor.accept(message),
     addDead: (record) => addDead(rt.queues.dead, record),
@@ -59,7 +63,7 @@ export async function startRelay(rt: RelayRuntime, sources: readonly SourceConfi
     logger,
   });
   const abort = new AbortController();
-  const deps: SourceDeps = { handOff, logger, acceptanceDeadlineMs: rt.config.ingest.enqueueTimeoutMs, signal: abort.signal };
+  const deps: SourceDeps = { handOff, logger, metrics, acceptanceDeadlineMs: rt.config.ingest.enqueueTimeoutMs, signal: abort.signal };
   const started: Array<{ source: Source; config: SourceConfig }> = [];
   for (const config of sources) {
     const source = await makeSource(config, deps);

@@ -21,7 +21,7 @@ export const eventIdSchema = z
       path: jsonPath.default('$.id').describe('Where the id is in the body.'),
     }),
     z.strictObject({
-      from: z.literal('header').describe('The event id is a message header (RabbitMQ headers, NATS headers).'),
+      from: z.literal('header').describe('The event id is a message header (RabbitMQ, NATS and Kafka headers).'),
       name: nonEmpty.describe('The header name.'),
     }),
     z.strictObject({
@@ -31,6 +31,9 @@ export const eventIdSchema = z
     z.strictObject({
       from: z.literal('field').describe('The event id is a field of the stream entry (Redis Streams only).'),
       name: nonEmpty.describe('The entry field.'),
+    }),
+    z.strictObject({
+      from: z.literal('key').describe('The event id is the record key, as UTF-8 text (Kafka only).'),
     }),
   ])
   .describe('Where the event id comes from. A message without one is poison (`invalid_event`), never given an invented id.');
@@ -110,16 +113,44 @@ export const natsSourceSchema = z.strictObject({
   ackWaitMs: positiveInt.optional().describe('The consumer\'s ack wait: default 30 s, and at least `ingest.enqueueTimeoutMs` plus 5 s; a relay that dies leaves its unacknowledged messages for this long.'),
 });
 
+/** `host:port`, the form Kafka clients take their bootstrap brokers in. */
+const kafkaBroker = z.string().regex(/^[^\s:/]+:\d{1,5}$/, 'expected host:port');
+
+export const kafkaSourceSchema = z.strictObject({
+  type: z.literal('kafka').describe('A Kafka topic read through a consumer group; offsets committed only past accepted records.'),
+  ...common,
+  brokers: z.array(kafkaBroker).min(1).describe('Bootstrap brokers, `host:port`.'),
+  topic: nonEmpty.describe('The topic (created by its owner, not by singleshot).'),
+  group: nonEmpty.default('singleshot').describe('The consumer group: every relay of this source joins it and they share the partitions.'),
+  clientId: nonEmpty.default('singleshot-relay').describe('The client id the brokers see (quotas, logs).'),
+  ssl: z.boolean().default(false).describe('TLS to the brokers (the system\'s CAs).'),
+  sasl: z
+    .strictObject({
+      mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).describe('The SASL mechanism.'),
+      username: nonEmpty.describe('The SASL user.'),
+      password: z.string().optional().describe('Its password (or `passwordFile`).'),
+      passwordFile: nonEmpty.optional().describe('A file holding the password.'),
+    })
+    .optional()
+    .describe('SASL authentication; without it, none.'),
+  sessionTimeoutMs: positiveInt.min(1_000).default(30_000).describe('A relay that stops heartbeating (killed, cut off) keeps its partitions this long before the group rebalances them to the others.'),
+  heartbeatIntervalMs: positiveInt.default(3_000).describe('How often a relay heartbeats to the group coordinator, also while records are in acceptance; below `sessionTimeoutMs`.'),
+});
+
 export const sourceSchema = z
-  .discriminatedUnion('type', [redisStreamSourceSchema, postgresOutboxSourceSchema, rabbitmqSourceSchema, natsSourceSchema])
+  .discriminatedUnion('type', [redisStreamSourceSchema, postgresOutboxSourceSchema, rabbitmqSourceSchema, natsSourceSchema, kafkaSourceSchema])
   .superRefine((s, ctx) => {
     if (s.type === 'nats') {
       if ((s.user === undefined) !== (s.password === undefined)) ctx.addIssue({ code: 'custom', path: [s.user === undefined ? 'user' : 'password'], message: 'give user and password together' });
       if (s.token !== undefined && s.user !== undefined) ctx.addIssue({ code: 'custom', path: ['token'], message: 'give a token or a user and password, not both' });
     }
+    if (s.type === 'kafka') {
+      if (s.heartbeatIntervalMs >= s.sessionTimeoutMs) ctx.addIssue({ code: 'custom', path: ['heartbeatIntervalMs'], message: 'must be below sessionTimeoutMs' });
+      if (s.sasl && s.sasl.password === undefined) ctx.addIssue({ code: 'custom', path: ['sasl', 'password'], message: 'give password or passwordFile' });
+    }
     if (s.type === 'postgres-outbox') return;
     const from = s.id.from;
-    const allowed = { 'redis-streams': ['json', 'field'], rabbitmq: ['json', 'header', 'property'], nats: ['json', 'header'] }[s.type];
+    const allowed = { 'redis-streams': ['json', 'field'], rabbitmq: ['json', 'header', 'property'], nats: ['json', 'header'], kafka: ['json', 'header', 'key'] }[s.type];
     if (!allowed.includes(from)) ctx.addIssue({ code: 'custom', path: ['id', 'from'], message: `a ${s.type} source takes the id from ${allowed.join(' or ')}` });
     if (s.mapping.type !== undefined && s.mapping.typeValue !== undefined) ctx.addIssue({ code: 'custom', path: ['mapping', 'typeValue'], message: 'give type or typeValue, not both' });
   });
@@ -142,5 +173,6 @@ export type RedisStreamSourceConfig = z.output<typeof redisStreamSourceSchema>;
 export type PostgresOutboxSourceConfig = z.output<typeof postgresOutboxSourceSchema>;
 export type RabbitmqSourceConfig = z.output<typeof rabbitmqSourceSchema>;
 export type NatsSourceConfig = z.output<typeof natsSourceSchema>;
+export type KafkaSourceConfig = z.output<typeof kafkaSourceSchema>;
 /** The parts of a broker source that turn a message into an event. */
 export type SourceMapping = Pick<RedisStreamSourceConfig, 'source' | 'id' | 'mapping'>;
