@@ -122,6 +122,8 @@ export const LOG_EVENTS = {
   source_claimed: 'a relay source claimed entries left pending by another consumer',
   source_retry: 'a relayed message was not accepted yet; it is tried again',
   source_invalid_event: 'a relayed message can never be an event: recorded dead',
+  source_rebalanced: 'a relay source joined its consumer group and was assigned partitions',
+  source_commit_failed: 'a relay source could not commit its consumed position; the next commit covers it',
   source_status_unwritten: 'a relay could not write its sources\' status (Redis away); the next report replaces it',
 } as const;
 
