@@ -82,7 +82,7 @@ export function missingPackages(entries, pathEnv = process.env.PATH ?? '') {
  */
 export function planSetup(entries, missing, isRoot) {
   const names = missing.map((entry) => entry.name);
-  const install = ['apt-get', 'install', '-y', '-qq', '--no-install-recommends', ...names];
+  const install = ['apt-get', 'install', '-y', '--no-install-recommends', ...names];
   if (!isRoot) return { commands: [], advice: names.length > 0 ? ['sudo', ...install].join(' ') : undefined };
   const commands = names.length > 0 ? [['apt-get', 'update', '-qq'], install] : [];
   const installed = new Set(names);

@@ -89,7 +89,7 @@ describe('planSetup', () => {
   it('as root: updates, installs what is missing, stops dovecot and prometheus, and postgresql only when it installed it', () => {
     expect(planSetup(list, byName(['postgresql', 'kcat']), true).commands).toEqual([
       ['apt-get', 'update', '-qq'],
-      ['apt-get', 'install', '-y', '-qq', '--no-install-recommends', 'postgresql', 'kcat'],
+      ['apt-get', 'install', '-y', '--no-install-recommends', 'postgresql', 'kcat'],
       ['service', 'dovecot', 'stop'],
       ['service', 'prometheus', 'stop'],
       ['service', 'postgresql', 'stop'],
@@ -106,7 +106,7 @@ describe('planSetup', () => {
   it('not root: runs nothing and gives the exact sudo command, or nothing when all is present', () => {
     expect(planSetup(list, byName(['dovecot-imapd', 'chromium']), false)).toEqual({
       commands: [],
-      advice: 'sudo apt-get install -y -qq --no-install-recommends dovecot-imapd chromium',
+      advice: 'sudo apt-get install -y --no-install-recommends dovecot-imapd chromium',
     });
     expect(planSetup(list, [], false)).toEqual({ commands: [], advice: undefined });
   });
@@ -137,12 +137,12 @@ describe('setup.mjs as a command', () => {
       expect(result.status).toBe(0);
       expect(result.stdout.trim().split('\n')).toEqual([
         'DEBIAN_FRONTEND=noninteractive apt-get update -qq',
-        'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends singleshot-test-pkg',
+        'DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends singleshot-test-pkg',
         'service singleshot-test-svc stop',
       ]);
     } else {
       expect(result.status).toBe(1);
-      expect(result.stderr).toContain('sudo apt-get install -y -qq --no-install-recommends singleshot-test-pkg');
+      expect(result.stderr).toContain('sudo apt-get install -y --no-install-recommends singleshot-test-pkg');
     }
   });
 });
