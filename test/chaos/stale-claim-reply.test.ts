@@ -35,7 +35,7 @@ import { deliverJob } from '@singleshot/test-jobs';
 // (`keepLease({ startedAt: claimSentAt })`): A finds its lease spent on
 // waking, releases instead of sending, and its commit is stale.
 
-describe('regression: a claim reply read after a pause (chaos seed 4)', () => {
+describe('a claim reply read after a pause (chaos seed 4)', () => {
   let redis: TestRedis;
   let sink: HttpSink;
   let proxy: FaultProxy;
@@ -85,7 +85,7 @@ describe('regression: a claim reply read after a pause (chaos seed 4)', () => {
     expect(sink.accepted.get(key)?.count).toBe(1);
 
     a.signal('SIGCONT');
-    // A either sends again (the bug) or commits stale/releases: wait for its stale-commit warning or a second POST.
+    // A either sends again (a double send) or commits stale/releases: wait for its stale-commit warning or a second POST.
     await waitUntil(
       () => sink.countFor(key) > 1 || a.logs.some((l) => l.event === 'fence_superseded'),
       'worker A to act on its stale claim',
