@@ -32,10 +32,14 @@ const constraints = (extraForTests) => [
   // lib tests can use it without closing a dependency cycle.
   { sourceTag: 'scope:harness', onlyDependOnLibsWithTags: ['scope:harness'] },
   { sourceTag: 'type:test', onlyDependOnLibsWithTags: ['type:lib', 'type:app', 'type:test'] },
+  // The load kit (the provider sink, the fleet's start and stop, /proc readers)
+  // is shared by the CLI's loadtest and the benchmark, and stays off the path
+  // they measure: of ours it may import only libs/core.
+  { sourceTag: 'scope:loadkit', onlyDependOnLibsWithTags: ['scope:core', ...(extraForTests ? ['type:test'] : [])] },
   // The benchmark measures systems from outside (processes, HTTP, Redis INFO):
   // of ours it imports only libs/core's pure helpers (the percentile it shares
-  // with the loadtest), never code on the path it measures.
-  { sourceTag: 'type:bench', onlyDependOnLibsWithTags: ['scope:core'] },
+  // with the loadtest) and the load kit, never code on the path it measures.
+  { sourceTag: 'type:bench', onlyDependOnLibsWithTags: ['scope:core', 'scope:loadkit'] },
 ];
 
 export default tseslint.config(

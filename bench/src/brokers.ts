@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canConnect, exited, freePort, waitFor, type BenchServer } from './servers';
+import { exited } from '@singleshot/loadkit';
+import { canConnect, freePort, waitFor, type BenchServer } from './servers';
 
 // The bench may import only libs/core of ours (eslint.config.mjs, type:bench),
 // so it cannot use test/harness's starters; these start the same brokers the

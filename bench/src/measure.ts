@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { drive, type DriverResult, type Workload } from './driver';
-import { cpuSecondsOf, cpuSecondsOfTree, peakRssMb, peakRssOfTreeMb, syscallsOfTree } from './proc';
+import { cpuSecondsOf, cpuSecondsOfTree, peakRssMb, peakRssOfTreeMb, syscallsOfTree } from '@singleshot/loadkit';
 import { startSink } from './sink';
 import { bullmqJobTimes, commandTotals, dropCompletedJobs, postgresSize, redisResetStats, redisSnapshot, scrape, topCommands, watchAof } from './store-stats';
 import { quantiles, round } from './stats';

@@ -4,7 +4,7 @@ import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { childPids } from './proc';
+import { childPids, exited, redisServerArgs } from '@singleshot/loadkit';
 
 /** Where the kernel's ephemeral port range starts (Linux), or the IANA range's start where it cannot be read. */
 function ephemeralRangeStart(): number {
@@ -67,9 +67,6 @@ export async function waitFor(what: string, ok: () => Promise<boolean>, child?: 
   throw new Error(`bench: ${what} did not start within ${seconds} s`);
 }
 
-/** Resolves once the child has exited (at once if it already has). */
-export const exited = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
-
 export interface BenchServer {
   url: string;
   pid: number;
@@ -86,13 +83,7 @@ export interface BenchServer {
 export async function startRedis(appendfsync: 'everysec' | 'always', aofRewrite = true): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'singleshot-bench-redis-'));
   const port = await freePort();
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', appendfsync,
-      ...(aofRewrite ? [] : ['--auto-aof-rewrite-percentage', '0']),
-      '--save', '', '--maxmemory-policy', 'noeviction', '--daemonize', 'no'],
-    { stdio: 'ignore' },
-  );
+  const child = spawn('redis-server', redisServerArgs({ port, dir, appendfsync, aofRewrite }), { stdio: 'ignore' });
   await waitFor('redis-server', () => canConnect(port), child);
   return {
     url: `redis://127.0.0.1:${port}`,

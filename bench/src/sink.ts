@@ -1,9 +1,7 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startProviderSink } from '@singleshot/loadkit';
 
 /**
- * The provider every system posts to: an HTTP endpoint answering `{ "id" }`
- * (and the lookup singleshot's reconciliation uses), counting each POST per
+ * The provider every system posts to (the load kit's provider sink), counting each POST per
  * (event, recipient) from the body's `data.benchEvent` and `recipient`. A second
  * POST for the same pair is a duplicate; a pair never seen is lost. A digest's
  * flush (a body whose `data` has `digest.id` and `items`) is counted per digest
@@ -52,53 +50,24 @@ function recordDigest(digests: Sink['digests'], id: string, body: Body, at: numb
 }
 
 export async function startSink(): Promise<Sink> {
-  const received: Sink['received'] = new Map();
-  const sink: Sink = { port: 0, received, digests: new Map(), posts: 0, close: async () => undefined };
-  const byKey = new Map<string, string>();
-  const server: Server = createServer((req, res) => {
-    if (req.method === 'GET') {
-      // Lookup by idempotency key (singleshot reconciles an in-doubt send this way).
-      const id = byKey.get(decodeURIComponent((req.url ?? '').replace(/^\/messages\//, '')));
-      res.writeHead(id ? 200 : 404, { 'content-type': 'application/json' }).end(id ? `{"id":"${id}"}` : '{"error":"not found"}');
+  const sink: Sink = { port: 0, received: new Map(), digests: new Map(), posts: 0, close: async () => undefined };
+  const provider = await startProviderSink(({ body: parsed }) => {
+    const at = performance.now();
+    // Anything but a JSON object counts as a post without a pair.
+    const body = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Body;
+    sink.posts++;
+    const digestId = body.data?.digest?.id;
+    if (digestId !== undefined) {
+      recordDigest(sink.digests, digestId, body, at);
       return;
     }
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = performance.now();
-      let body: Body = {};
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Body;
-      } catch {
-        // counted as a post without a pair
-      }
-      sink.posts++;
-      const digestId = body.data?.digest?.id;
-      if (digestId !== undefined) {
-        recordDigest(sink.digests, digestId, body, at);
-      } else {
-        const event = body.data?.benchEvent ?? '';
-        const key = `${event}|${body.recipient ?? ''}`;
-        const hit = received.get(key);
-        if (hit) hit.count++;
-        else received.set(key, { count: 1, firstAt: at, event });
-      }
-      const idem = req.headers['idempotency-key'];
-      const id = (typeof idem === 'string' && byKey.get(idem)) || `sink-${sink.posts}`;
-      if (typeof idem === 'string') byKey.set(idem, id);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(`{"id":"${id}"}`);
-    });
+    const event = body.data?.benchEvent ?? '';
+    const key = `${event}|${body.recipient ?? ''}`;
+    const hit = sink.received.get(key);
+    if (hit) hit.count++;
+    else sink.received.set(key, { count: 1, firstAt: at, event });
   });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  sink.port = (server.address() as AddressInfo).port;
-  sink.close = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+  sink.port = provider.port;
+  sink.close = provider.close;
   return sink;
 }

@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnFleet, terminate, waitHealthy, writeFleetConfig, type FleetProcess } from '@singleshot/loadkit';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort, startPostgres, startRedis, type BenchServer } from './servers';
@@ -26,54 +27,11 @@ export interface RunningSystem {
   stop(): Promise<void>;
 }
 
-const exited = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
-
-async function waitHealthy(url: string, children: ChildProcess[]): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) return;
-    if (children.some((c) => c.exitCode !== null)) throw new Error(`bench: a process of the system under test exited (${url})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`bench: ${url} did not become healthy within 30 s`);
-}
+/** Node.js options for every process of the system under test (a profiler's, say). */
+const NODE_ARGS = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 
 /** dist/ holds the bundles (npm run bench builds first); from source (vitest) it is the repo's dist/. */
 const DIST = existsSync(join(__dirname, '..', 'apps')) ? resolve(__dirname, '..') : resolve(__dirname, '../../dist');
-
-function singleshotConfig(dir: string, redisUrl: string, ports: { ingest: number; decision: number; delivery: number }, sinkPort: number, concurrency: number, sources: readonly Record<string, unknown>[] = [], route: Record<string, unknown> = {}): string {
-  const file = join(dir, 'singleshot.config.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      redis: { url: redisUrl },
-      log: { level: 'warn' },
-      // The driver is one producer posting as fast as it can; the default limit
-      // (1,000 requests/s per producer) would answer 429 and the retries would be
-      // counted against singleshot. The peers have no limit at all.
-      ingest: { port: ports.ingest, host: '127.0.0.1', rateLimit: { perSecond: 1_000_000, burst: 1_000_000 } },
-      decision: { concurrency, metricsPort: ports.decision },
-      delivery: { concurrency, metricsPort: ports.delivery },
-      routes: [
-        {
-          name: 'bench',
-          match: { source: 'bench' },
-          action: 'notify',
-          channel: 'webhook',
-          recipients: 'event',
-          template: { subject: 'Order {{data.orderId}}', text: 'Order {{data.orderId}} was created' },
-          // The bench's `--digests` rows: the same route with a `digest` (and a template over its items).
-          ...route,
-        },
-      ],
-      providers: {
-        webhook: [{ name: 'sink', type: 'http', url: `http://127.0.0.1:${sinkPort}/send`, lookupUrl: `http://127.0.0.1:${sinkPort}/messages`, timeoutMs: 5000 }],
-      },
-      // The bench's `--sources` rows: `singleshot start` runs the relay in process when this has an entry.
-      ...(sources.length > 0 ? { sources } : {}),
-    }),
-  );
-  return file;
-}
 
 /**
  * Starts one system with its own fresh store, its ingest on a free port,
@@ -86,32 +44,48 @@ export async function startSystem(id: SystemId, opts: { sinkPort: number; concur
   const store = def.store === 'postgres' ? { ...(await startPostgres()), kind: 'postgres' as const } : { ...(await startRedis(opts.appendfsync, opts.aofRewrite)), kind: 'redis' as const };
   const port = await freePort();
   const ingestUrl = `http://127.0.0.1:${port}`;
-  const children: { role: string; child: ChildProcess }[] = [];
+  const children: FleetProcess[] = [];
   const metricsUrls: string[] = [];
   let dir: string | undefined;
   try {
     if (id === 'singleshot-start' || id === 'singleshot-split') {
       dir = mkdtempSync(join(tmpdir(), 'singleshot-bench-fleet-'));
-      const ports = { ingest: port, decision: await freePort(), delivery: await freePort() };
-      const config = singleshotConfig(dir, store.url, ports, opts.sinkPort, opts.concurrency, opts.sources, opts.route);
+      const metricsPorts = { decision: await freePort(), delivery: await freePort() };
+      const configFile = writeFleetConfig(dir, {
+        redisUrl: store.url,
+        source: 'bench',
+        ingestPort: port,
+        sinkPort: opts.sinkPort,
+        concurrency: opts.concurrency,
+        // The driver is one producer posting as fast as it can; the default limit
+        // (1,000 requests/s per producer) would answer 429 and the retries would be
+        // counted against singleshot. The peers have no limit at all.
+        rateLimit: { perSecond: 1_000_000, burst: 1_000_000 },
+        metricsPorts,
+        // The bench's `--digests` rows: the same route with a `digest` (and a template over its items).
+        ...(opts.route ? { route: opts.route } : {}),
+        // The bench's `--sources` rows.
+        ...(opts.sources ? { sources: opts.sources } : {}),
+      });
       // Every app's /metrics: in one process the ingest port serves all of them, else each its own.
-      metricsUrls.push(`${ingestUrl}/metrics`, `http://127.0.0.1:${ports.decision}/metrics`, `http://127.0.0.1:${ports.delivery}/metrics`);
-      const groups = id === 'singleshot-split' ? ['ingest', 'decision', 'delivery'] : [undefined];
-      for (const only of groups) {
-        const args = [join(DIST, 'apps/cli/main.js'), 'start', '--config', config, ...(only ? ['--only', only] : []), ...(opts.processes ? ['--processes', String(opts.processes)] : [])];
-        const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...args], {
-          stdio: ['ignore', 'ignore', 'inherit'],
-          env: { ...process.env, REDIS_URL: store.url },
-          cwd: dir,
-        });
-        children.push({ role: only ?? 'singleshot', child });
-      }
+      metricsUrls.push(`${ingestUrl}/metrics`, `http://127.0.0.1:${metricsPorts.decision}/metrics`, `http://127.0.0.1:${metricsPorts.delivery}/metrics`);
+      children.push(...spawnFleet({
+        cliMain: join(DIST, 'apps/cli/main.js'),
+        configFile,
+        layout: id === 'singleshot-split' ? 'split' : 'single',
+        ...(opts.processes ? { processes: opts.processes } : {}),
+        env: { REDIS_URL: store.url },
+        cwd: dir,
+        nodeArgs: NODE_ARGS,
+      }));
     } else {
       const peer: PeerOptions = { system: id, port, sinkUrl: `http://127.0.0.1:${opts.sinkPort}`, concurrency: opts.concurrency, ...(store.kind === 'redis' ? { redisUrl: store.url } : { postgresUrl: store.url }) };
-      const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), join(DIST, 'bench/peer.js'), JSON.stringify(peer)], { stdio: ['ignore', 'ignore', 'inherit'] });
+      const child = spawn(process.execPath, [...NODE_ARGS, join(DIST, 'bench/peer.js'), JSON.stringify(peer)], { stdio: ['ignore', 'ignore', 'inherit'] });
       children.push({ role: id, child });
     }
-    await waitHealthy(ingestUrl, children.map((c) => c.child));
+    const health = await waitHealthy(ingestUrl, children.map((c) => c.child));
+    if (health === 'exited') throw new Error(`bench: a process of the system under test exited (${ingestUrl})`);
+    if (health === 'timeout') throw new Error(`bench: ${ingestUrl} did not become healthy within 30 s`);
   } catch (err) {
     for (const { child } of children) child.kill('SIGKILL');
     await store.stop();
@@ -123,8 +97,7 @@ export async function startSystem(id: SystemId, opts: { sinkPort: number; concur
     metricsUrls,
     store,
     stop: async () => {
-      for (const { child } of children) child.kill('SIGTERM');
-      await Promise.all(children.map(({ child }) => exited(child)));
+      await terminate(children.map(({ child }) => child));
       await store.stop();
       if (dir) rmSync(dir, { recursive: true, force: true });
     },

@@ -19,3 +19,4 @@ export * from './nats-server';
 export * from './queues-idle';
 export * from './otlp-receiver';
 export * from './kafka-mock';
+export * from './serve-handler';

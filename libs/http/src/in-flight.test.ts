@@ -1,34 +1,31 @@
-import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InFlightGate, inFlightLimit } from './in-flight';
+import { InFlightGate } from './in-flight';
 import { sendJson } from './send-json';
+import { serveHandler, type ServedHandler } from '@singleshot/test-harness';
 
-const servers: Server[] = [];
+const served: ServedHandler[] = [];
 afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
-  }
+  await Promise.all(served.splice(0).map((s) => s.close()));
 });
 
-async function serve(handler: RequestListener): Promise<string> {
-  const server = createServer(handler);
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+async function serve(handler: Parameters<typeof serveHandler>[0]): Promise<string> {
+  const s = await serveHandler(handler);
+  served.push(s);
+  return s.url;
 }
 
 describe('InFlightGate', () => {
   it('caps two handlers together, answers 503 OVERLOADED with Retry-After, and counts a request out once', async () => {
     const gate = new InFlightGate(1, 2);
     const held: ServerResponse[] = [];
-    // Handler A holds its response open; handler B (middleware form) answers at once.
+    // Handler A holds its response open; handler B answers at once.
     const a = await serve((_req, res) => {
       if (gate.enter(res)) held.push(res);
     });
-    const limited = inFlightLimit(gate);
-    const b = await serve((req, res) => limited(req, res, () => sendJson(res, 200, { ok: true })));
+    const b = await serve((_req, res) => {
+      if (gate.enter(res)) sendJson(res, 200, { ok: true });
+    });
 
     const pending = fetch(a);
     while (gate.inFlight === 0) await new Promise((r) => setTimeout(r, 5));
@@ -62,22 +59,5 @@ describe('InFlightGate', () => {
     await request;
     while (gate.inFlight !== 0) await new Promise((r) => setTimeout(r, 5));
     expect(gate.inFlight).toBe(0);
-  });
-});
-
-describe('sendJson', () => {
-  it('answers JSON with its length and keeps headers set before', async () => {
-    const url = await serve((_req, res) => {
-      res.setHeader('retry-after', '1');
-      sendJson(res, 202, { messageKey: 'k', status: 'accepted', note: 'ünïcode' });
-    });
-    const res = await fetch(url);
-    const text = await res.text();
-    expect(res.status).toBe(202);
-    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
-    expect(res.headers.get('retry-after')).toBe('1');
-    expect(res.headers.get('etag')).toBeNull();
-    expect(JSON.parse(text)).toEqual({ messageKey: 'k', status: 'accepted', note: 'ünïcode' });
   });
 });

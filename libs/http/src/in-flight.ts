@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { sendError } from './send-error';
 
 const GATE = Symbol('inFlightGate');
@@ -59,16 +59,4 @@ export class InFlightGate {
     (res as Counted)[GATE] = undefined;
     this.current--;
   }
-}
-
-type Middleware = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
-
-/** Connect-style middleware over a shared `gate`, or over a gate of its own of `max`. */
-export function inFlightLimit(gate: InFlightGate): Middleware;
-export function inFlightLimit(max: number, retryAfterSeconds?: number, onShed?: () => void): Middleware;
-export function inFlightLimit(gateOrMax: InFlightGate | number, retryAfterSeconds = 1, onShed?: () => void): Middleware {
-  const gate = typeof gateOrMax === 'number' ? new InFlightGate(gateOrMax, retryAfterSeconds, onShed) : gateOrMax;
-  return (_req, res, next) => {
-    if (gate.enter(res)) next();
-  };
 }

@@ -5,11 +5,11 @@ import {
   livenessHandler,
   metricsHandler,
   readinessHandler,
-  sendJson,
   type HealthLogger,
   type HttpHandler,
   type ReadinessCheck,
 } from './http-handlers';
+import { sendJson } from '@singleshot/http';
 
 export interface HealthServerOptions {
   /** `0` picks a free port (returned and logged): several replicas can share a host. */

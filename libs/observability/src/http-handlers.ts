@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
+import { sendJson } from '@singleshot/http';
 
 /** A plain node handler; express 5 accepts it as a route handler as it is. */
 export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -16,16 +17,6 @@ export type ReadinessCheck = () => Promise<Readiness>;
 export interface HealthLogger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
-}
-
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-  });
-  res.end(text);
 }
 
 /** `GET /healthz`: the process is alive and serving. Deliberately checks nothing else. */

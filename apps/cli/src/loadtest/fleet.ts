@@ -1,9 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort, redisAnswers } from '../embedded-redis';
 import type { Teardown } from './teardown';
+import { cpuSecondsOf, peakRssMb, redisServerArgs, spawnFleet, terminate, waitHealthy, writeFleetConfig, type FleetLayout } from '@singleshot/loadkit';
+
+export type { FleetLayout };
 
 /**
  * `loadtest --embedded`: a throwaway Redis (AOF on) and a `singleshot start`
@@ -21,45 +24,18 @@ export interface EmbeddedFleet {
   stop(): Promise<void>;
 }
 
-/** utime + stime of a process, in seconds (USER_HZ is 100 on Linux). */
-function cpuSecondsOf(pid: number | undefined): number {
-  if (!pid) return Number.NaN;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return Number.NaN;
-  }
-}
+/** A figure that cannot be read (not Linux) shows as NaN in the report, never as a zero. */
+const UNREADABLE = { unreadable: Number.NaN };
 
-function vmHwmMb(pid: number | undefined): number {
-  if (!pid) return Number.NaN;
-  try {
-    const kb = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-    return Math.round(kb / 1024);
-  } catch {
-    return Number.NaN;
-  }
-}
+/** Peak resident memory of a process, whole MiB. */
+const vmHwmMb = (pid: number | undefined): number => Math.round(peakRssMb(pid, UNREADABLE));
 
 /** SIGTERM the fleet (it finishes or releases what it holds), then Redis; the dir last. */
 export async function stopFleet(fleet: readonly ChildProcess[], redis: ChildProcess | undefined, teardown: Teardown): Promise<void> {
-  const exited = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
-  for (const p of fleet) p.kill('SIGTERM');
-  await Promise.all(fleet.map(exited));
-  if (redis) {
-    redis.kill('SIGTERM');
-    await exited(redis);
-  }
+  await terminate(fleet);
+  if (redis) await terminate([redis]);
   teardown.removeDirs();
 }
-
-/**
- * `single`: ingest, decision and delivery in one `singleshot start` process
- * (the embedded default). `split`: one process per app, as in production.
- */
-export type FleetLayout = 'single' | 'split';
 
 /** Ingest's per-producer token bucket for the run (`ingest.rateLimit`). */
 export interface ProducerLimit {
@@ -83,63 +59,39 @@ export async function startEmbeddedFleet(opts: {
   const dir = teardown.dir(mkdtempSync(join(tmpdir(), 'singleshot-loadtest-')));
   const redisPort = await freePort();
   const ingestPort = await freePort();
-  const redis: ChildProcess = teardown.child(spawn(
-    'redis-server',
-    ['--port', String(redisPort), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', opts.appendfsync,
-      '--save', '', '--maxmemory-policy', 'noeviction', '--daemonize', 'no'],
-    { stdio: 'ignore' },
-  ));
+  const redis: ChildProcess = teardown.child(spawn('redis-server', redisServerArgs({ port: redisPort, dir, appendfsync: opts.appendfsync }), { stdio: 'ignore' }));
   const redisUrl = `redis://127.0.0.1:${redisPort}`;
   for (let i = 0; !(await redisAnswers(redisUrl, 300)); i++) {
     if (i > 100 || redis.exitCode !== null) throw Object.assign(new Error('loadtest: redis-server did not start (is it on PATH?)'), { code: 'LOADTEST_REDIS_START' });
     await new Promise((r) => setTimeout(r, 100));
   }
-  const configFile = join(dir, 'singleshot.config.json');
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      redis: { url: redisUrl },
-      log: { level: 'warn' },
-      // The producer limit sized for the test (above the offered load unless the
-      // test is about the limit), and room for every connection the load uses.
-      ingest: { port: ingestPort, host: '127.0.0.1', rateLimit: opts.producerLimit, maxRequestsInFlight: Math.max(1_000, opts.concurrency * 4) },
-      decision: { concurrency: opts.concurrency, metricsPort: 0 },
-      delivery: { concurrency: opts.concurrency, metricsPort: 0 },
-      routes: [
-        {
-          name: 'loadtest',
-          match: { source: 'loadtest' },
-          action: 'notify',
-          channel: 'webhook',
-          recipients: 'event',
-          template: { subject: 'Order {{data.orderId}}', text: 'Order {{data.orderId}} was created' },
-        },
-      ],
-      providers: {
-        webhook: [{ name: 'sink', type: 'http', url: `http://127.0.0.1:${opts.sinkPort}/send`, lookupUrl: `http://127.0.0.1:${opts.sinkPort}/messages`, timeoutMs: 5000 }],
-      },
-    }),
-  );
-  const main = resolve(__dirname, '../cli/main.js');
-  const groups = opts.layout === 'split' ? ['ingest', 'decision', 'delivery'] : ['ingest,decision,delivery'];
-  const fleet: ChildProcess[] = groups.map((only) =>
-    teardown.child(
-      spawn(process.execPath, [main, 'start', '--only', only, '--processes', '1', '--config', configFile], {
-        stdio: ['ignore', 'ignore', 'inherit'],
-        env: { ...process.env, REDIS_URL: redisUrl, METRICS_PORT: '0', LOG_FORMAT: 'json' },
-      }),
-    ),
-  );
+  const configFile = writeFleetConfig(dir, {
+    redisUrl,
+    source: 'loadtest',
+    ingestPort,
+    sinkPort: opts.sinkPort,
+    concurrency: opts.concurrency,
+    // The producer limit sized for the test (above the offered load unless the
+    // test is about the limit), and room for every connection the load uses.
+    rateLimit: opts.producerLimit,
+    maxRequestsInFlight: Math.max(1_000, opts.concurrency * 4),
+  });
+  const fleet = spawnFleet(
+    {
+      cliMain: resolve(__dirname, '../cli/main.js'),
+      configFile,
+      layout: opts.layout ?? 'single',
+      apps: 'ingest,decision,delivery',
+      processes: 1,
+      env: { REDIS_URL: redisUrl, METRICS_PORT: '0', LOG_FORMAT: 'json' },
+    },
+    (child) => teardown.child(child),
+  ).map(({ child }) => child);
   const ingestUrl = `http://127.0.0.1:${ingestPort}`;
-  for (let i = 0; ; i++) {
-    const ok = await fetch(`${ingestUrl}/healthz`).then((r) => r.ok, () => false);
-    if (ok) break;
-    if (i > 300 || fleet.some((p) => p.exitCode !== null)) throw Object.assign(new Error('loadtest: the embedded fleet did not start'), { code: 'LOADTEST_FLEET_START' });
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  if ((await waitHealthy(ingestUrl, fleet)) !== 'healthy') throw Object.assign(new Error('loadtest: the embedded fleet did not start'), { code: 'LOADTEST_FLEET_START' });
   return {
     ingestUrl,
-    cpuSeconds: () => ({ fleet: fleet.reduce((sum, p) => sum + cpuSecondsOf(p.pid), 0), redis: cpuSecondsOf(redis.pid) }),
+    cpuSeconds: () => ({ fleet: fleet.reduce((sum, p) => sum + cpuSecondsOf(p.pid, UNREADABLE), 0), redis: cpuSecondsOf(redis.pid, UNREADABLE) }),
     peakRssMb: () => ({ fleet: fleet.reduce((sum, p) => sum + vmHwmMb(p.pid), 0), redis: vmHwmMb(redis.pid) }),
     pids: () => [...fleet, redis].flatMap((p) => (p.pid === undefined ? [] : [p.pid])),
     stop: () => stopFleet(fleet, redis, teardown),
