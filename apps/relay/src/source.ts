@@ -7,8 +7,9 @@ import type { RelayMetrics } from './metrics';
  * message, derives its event (derive.ts), hands it to `HandOff` and
  * acknowledges it to its origin only once that resolved; a message it read
  * but did not acknowledge comes back after a crash as an ordinary duplicate
- * arrival. Each type lives in its own file under sources/; SQS would be one
- * more file.
+ * arrival. Each type is an adapter in its own file under sources/, run by
+ * the one loop of source-loop.ts (connect, consume, backoff, stop); SQS would
+ * be one more file.
  */
 export interface Source {
   readonly name: string;
@@ -34,9 +35,4 @@ export interface SourceDeps {
   acceptanceDeadlineMs: number;
   /** Aborted when the relay stops; a hand-off waiting for Redis then gives up without acknowledging. */
   signal: AbortSignal;
-}
-
-/** Waits between reconnections: doubling from 100 ms up to 5 s. */
-export function reconnectDelay(failures: number): number {
-  return Math.min(5_000, 100 * 2 ** Math.min(failures, 6));
 }

@@ -2,8 +2,9 @@ import { Kafka, logLevel, type Admin, type Consumer, type KafkaConfig, type Kafk
 import type { KafkaSourceConfig } from '@singleshot/config';
 import type { Logger } from '@singleshot/observability';
 import { deriveEvent } from '../derive';
-import { sleep } from '../hand-off';
-import { reconnectDelay, type Source, type SourceDeps } from '../source';
+import type { Source, SourceDeps } from '../source';
+import { sourceLoop, type SourceAdapter } from '../source-loop';
+import type { SourceSession } from '../source-session';
 import { processBatch } from './kafka-batch';
 import { Slots } from './kafka-progress';
 
@@ -19,7 +20,8 @@ const PARTITIONS_AT_ONCE = 8;
  * duplicate. A record that can never be an event is recorded dead and passed
  * over like an accepted one, so one poison record does not stop its
  * partition. A crash of the client (brokers unreachable, the group lost) ends
- * the session; the source reconnects with backoff and joins again.
+ * the connection; the source loop (source-loop.ts) reconnects with backoff
+ * and joins again.
  */
 export function kafkaSource(config: KafkaSourceConfig, deps: SourceDeps): Source {
   const logger = deps.logger.child({ source: config.name });
@@ -27,96 +29,83 @@ export function kafkaSource(config: KafkaSourceConfig, deps: SourceDeps): Source
   let consumer: Consumer | undefined;
   let admin: Admin | undefined;
   let joined = false;
-  let stopped = false;
-  let running: Promise<void> | undefined;
+  /** Resolves when the consumer stopped, rejects with the error it crashed on. */
+  let ended: Promise<void> = Promise.resolve();
 
-  const handle = async (topic: string, partition: number, m: KafkaMessage): Promise<boolean> => {
+  const handle = (session: SourceSession, topic: string, partition: number, m: KafkaMessage): Promise<boolean> => {
     const headers: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(m.headers ?? {})) headers[name] = Array.isArray(value) ? value[0] : value;
     const body = m.value ?? Buffer.alloc(0);
     const derived = deriveEvent(config, { body, headers, key: m.key });
-    try {
-      await deps.handOff.handle(
-        config.name,
-        derived,
-        { key: `${topic}:${partition}:${m.offset}`, details: { type: 'kafka', topic, partition, offset: m.offset }, body: body.toString('utf8') },
-        { signal: deps.signal },
-      );
-      return true;
-    } catch {
-      // Stopping (HandOffAbortedError): left uncommitted, read again by the partition's next owner.
-      return false;
-    }
+    // Settled by the offset commit of kafka-batch.ts; false (stopping) leaves it uncommitted, read again by the partition's next owner.
+    return session.accept(derived, { key: `${topic}:${partition}:${m.offset}`, details: { type: 'kafka', topic, partition, offset: m.offset }, body: body.toString('utf8') });
   };
 
-  /** Connects, joins the group, consumes, and resolves once the client crashed or was stopped. */
-  const session = async (): Promise<void> => {
-    const kafka = new Kafka(clientConfig(config, logger));
-    const c = kafka.consumer({
-      groupId: config.group,
-      sessionTimeout: config.sessionTimeoutMs,
-      heartbeatInterval: config.heartbeatIntervalMs,
-      allowAutoTopicCreation: false,
-      // A crash ends this session and the loop below starts a new one, with its backoff and its log.
-      retry: { retries: 5, restartOnFailure: async () => false },
-    });
-    const a = kafka.admin();
-    const ended = new Promise<void>((resolve) => {
-      c.on(c.events.CRASH, (e) => {
-        joined = false;
-        const err = e.payload.error as Error & { type?: string };
-        if (!stopped) logger.warn({ event: 'source_unreachable', err: { type: err.type, message: err.message } }, 'the Kafka consumer stopped; reconnecting');
-        resolve();
+  const adapter: SourceAdapter = {
+    name: config.name,
+    origin: 'Kafka',
+    /** Connects and joins the group. */
+    async connect(session) {
+      const kafka = new Kafka(clientConfig(config, logger));
+      const c = kafka.consumer({
+        groupId: config.group,
+        sessionTimeout: config.sessionTimeoutMs,
+        heartbeatInterval: config.heartbeatIntervalMs,
+        allowAutoTopicCreation: false,
+        // A crash ends this connection and the source loop starts a new one, with its backoff and its log.
+        retry: { retries: 5, restartOnFailure: async () => false },
       });
-      c.on(c.events.STOP, () => resolve());
-    });
-    c.on(c.events.GROUP_JOIN, (e) => {
-      joined = true;
-      deps.metrics.rebalances.inc({ source: config.name });
-      const assigned = e.payload.memberAssignment[config.topic] ?? [];
-      logger.info({ event: 'source_rebalanced', group: config.group, partitions: assigned }, 'joined the consumer group');
-    });
-    c.on(c.events.DISCONNECT, () => (joined = false));
-    consumer = c;
-    try {
+      const a = kafka.admin();
+      ended = new Promise<void>((resolve, reject) => {
+        c.on(c.events.CRASH, (e) => {
+          joined = false;
+          reject(e.payload.error);
+        });
+        c.on(c.events.STOP, () => resolve());
+      });
+      // Observed by consume; a crash before it is not an unhandled rejection meanwhile.
+      ended.catch(() => undefined);
+      c.on(c.events.GROUP_JOIN, (e) => {
+        joined = true;
+        deps.metrics.rebalances.inc({ source: config.name });
+        const assigned = e.payload.memberAssignment[config.topic] ?? [];
+        logger.info({ event: 'source_rebalanced', group: config.group, partitions: assigned }, 'joined the consumer group');
+      });
+      c.on(c.events.DISCONNECT, () => (joined = false));
+      consumer = c;
+      admin = a;
       await Promise.all([c.connect(), a.connect()]);
       // Stopped while connecting: nothing to join.
-      if (stopped) return;
-      admin = a;
+      if (session.stopping) return {};
       await c.subscribe({ topic: config.topic, fromBeginning: true });
       await c.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: PARTITIONS_AT_ONCE,
         eachBatch: (payload) =>
-          processBatch(payload, { slots, signal: deps.signal, handle, tickMs: Math.min(config.heartbeatIntervalMs, 1_000), logger }),
+          processBatch(payload, { slots, signal: session.signal, handle: (...args) => handle(session, ...args), tickMs: Math.min(config.heartbeatIntervalMs, 1_000), logger }),
       });
-      logger.info({ event: 'source_connected', topic: config.topic, group: config.group }, 'consuming');
-      await ended;
-    } finally {
+      return { topic: config.topic, group: config.group };
+    },
+    consume: () => ended,
+    interrupt: async () => {
+      await consumer?.stop().catch(() => undefined);
+    },
+    async disconnect() {
+      const [c, a] = [consumer, admin];
       joined = false;
       admin = undefined;
-      // Leaves the group once the batches in hand are done (acceptance aborted when stopping), so the others rebalance at once.
-      await c.disconnect().catch(() => undefined);
-      await a.disconnect().catch(() => undefined);
+      // Leaves the group once the batches in hand are done (acceptance aborted), so the others rebalance at once.
+      await c?.disconnect().catch(() => undefined);
+      await a?.disconnect().catch(() => undefined);
       consumer = undefined;
-    }
-  };
-
-  const loop = async (): Promise<void> => {
-    let failures = 0;
-    while (!stopped) {
-      const startedAt = Date.now();
-      try {
-        await session();
-      } catch (err) {
-        if (failures === 0 || failures % 20 === 0) logger.warn({ event: 'source_unreachable', err: { message: (err as Error).message } }, 'cannot consume from Kafka; retrying');
-      }
-      if (stopped) break;
-      // A session that lasted is a fresh start for the backoff.
-      failures = Date.now() - startedAt > 10_000 ? 1 : failures + 1;
-      await sleep(reconnectDelay(failures), deps.signal);
-    }
+    },
+    reachable: () => joined,
+    lag: async () => {
+      const byPartition = await partitionLag();
+      return byPartition && Object.values(byPartition).reduce((sum, n) => sum + n, 0);
+    },
+    partitionLag: () => partitionLag(),
   };
 
   const partitionLag = async (): Promise<Record<string, number> | undefined> => {
@@ -138,23 +127,7 @@ export function kafkaSource(config: KafkaSourceConfig, deps: SourceDeps): Source
     }
   };
 
-  return {
-    name: config.name,
-    start() {
-      running = loop();
-    },
-    async stop() {
-      stopped = true;
-      await consumer?.stop().catch(() => undefined);
-      await running;
-    },
-    reachable: () => joined,
-    lag: async () => {
-      const byPartition = await partitionLag();
-      return byPartition && Object.values(byPartition).reduce((sum, n) => sum + n, 0);
-    },
-    partitionLag,
-  };
+  return sourceLoop(adapter, deps);
 }
 
 /** The client's connection settings; its log lines go to the relay's logger with a stable `event`. */

@@ -2,8 +2,9 @@ import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { NatsSourceConfig } from '@singleshot/config';
 import { deriveEvent } from '../derive';
-import { sleep } from '../hand-off';
-import { reconnectDelay, type Source, type SourceDeps } from '../source';
+import type { Source, SourceDeps } from '../source';
+import { sourceLoop, type SourceAdapter } from '../source-loop';
+import type { SourceSession } from '../source-session';
 
 /**
  * The consumer's ack wait: `ackWaitMs` (default 30 s), and at least the
@@ -20,54 +21,48 @@ export function natsAckWaitMs(config: Pick<NatsSourceConfig, 'ackWaitMs'>, accep
  * explicit acks, sent only after acceptance resolved; at most `concurrency`
  * unacknowledged messages; `Nats-Msg-Id` as the event id when the configured
  * place has none; `term` for poison, so it is never redelivered. The client
- * reconnects by itself after a server restart and the consumer resumes.
+ * reconnects by itself after a server restart and the consumer resumes; the
+ * source loop (source-loop.ts) starts a new connection when it cannot.
  */
 export function natsSource(config: NatsSourceConfig, deps: SourceDeps): Source {
-  const logger = deps.logger.child({ source: config.name });
   const ackWaitMs = natsAckWaitMs(config, deps.acceptanceDeadlineMs);
   let nc: NatsConnection | undefined;
   let messages: ConsumerMessages | undefined;
   let connected = false;
-  let stopped = false;
-  let running: Promise<void> | undefined;
-  const inFlight = new Set<Promise<void>>();
 
-  const handle = async (m: JsMsg): Promise<void> => {
+  const handle = (session: SourceSession, m: JsMsg): void => {
     const headers: Record<string, unknown> = {};
     for (const key of m.headers?.keys() ?? []) headers[key] = m.headers?.get(key);
     const msgId = m.headers?.get('Nats-Msg-Id');
     const derived = deriveEvent(config, { body: Buffer.from(m.data), headers, ...(msgId ? { fallbackId: msgId } : {}) });
     // In-progress acks while the acceptance runs: the ack wait restarts each time.
     const keepAlive = setInterval(() => m.working(), Math.max(1_000, Math.floor(ackWaitMs / 3)));
-    try {
-      const outcome = await deps.handOff.handle(
-        config.name,
+    // Not settled (stopping): left unacknowledged, redelivered after the ack wait.
+    void session
+      .accept(
         derived,
         { key: `${config.stream}:${m.seq}`, details: { type: 'nats', stream: config.stream, seq: m.seq, subject: m.subject }, body: Buffer.from(m.data).toString('utf8') },
-        { signal: deps.signal, onWait: () => m.working() },
-      );
-      // No reason text: servers before 2.10.4 do not take one and would leave the message unacknowledged.
-      if (outcome === 'invalid') m.term();
-      // ackAck waits for the server's confirmation; if it is lost the message comes again, a duplicate arrival.
-      else await m.ackAck().catch(() => false);
-    } catch {
-      // Stopping: left unacknowledged, redelivered after the ack wait.
-    } finally {
-      clearInterval(keepAlive);
-    }
+        // No reason text: servers before 2.10.4 do not take one and would leave the message unacknowledged.
+        // ackAck waits for the server's confirmation; if it is lost the message comes again, a duplicate arrival.
+        (outcome) => (outcome === 'invalid' ? m.term() : m.ackAck().catch(() => false)),
+        { onWait: () => m.working() },
+      )
+      .finally(() => clearInterval(keepAlive));
   };
 
-  const session = async (): Promise<void> => {
-    const conn = await connect({ servers: config.servers, name: `singleshot-relay-${config.name}`, maxReconnectAttempts: -1, reconnectTimeWait: 500, ...natsAuth(config) });
-    nc = conn;
-    connected = true;
-    void (async () => {
-      for await (const s of conn.status()) {
-        if (s.type === 'disconnect') connected = false;
-        else if (s.type === 'reconnect') connected = true;
-      }
-    })().catch(() => undefined);
-    try {
+  const adapter: SourceAdapter = {
+    name: config.name,
+    origin: 'NATS',
+    async connect() {
+      const conn = await connect({ servers: config.servers, name: `singleshot-relay-${config.name}`, maxReconnectAttempts: -1, reconnectTimeWait: 500, ...natsAuth(config) });
+      nc = conn;
+      connected = true;
+      void (async () => {
+        for await (const s of conn.status()) {
+          if (s.type === 'disconnect') connected = false;
+          else if (s.type === 'reconnect') connected = true;
+        }
+      })().catch(() => undefined);
       const jsm = await jetstreamManager(conn);
       await jsm.consumers.add(config.stream, {
         durable_name: config.consumer,
@@ -78,48 +73,22 @@ export function natsSource(config: NatsSourceConfig, deps: SourceDeps): Source {
         ...(config.filterSubject ? { filter_subject: config.filterSubject } : {}),
       });
       const consumer = await jetstream(conn).consumers.get(config.stream, config.consumer);
-      const iter = await consumer.consume({ max_messages: config.concurrency });
-      messages = iter;
-      logger.info({ event: 'source_connected', stream: config.stream, consumer: config.consumer, ackWaitMs }, 'consuming');
-      for await (const m of iter) {
-        const work = handle(m);
-        inFlight.add(work);
-        void work.finally(() => inFlight.delete(work));
-      }
-    } finally {
+      messages = await consumer.consume({ max_messages: config.concurrency });
+      return { stream: config.stream, consumer: config.consumer, ackWaitMs };
+    },
+    async consume(session) {
+      const iter = messages;
+      // The client reconnects by itself after a server restart, and the iteration goes on.
+      if (iter) for await (const m of iter) handle(session, m);
+    },
+    // Ends the iteration; in-flight messages finish (acked) or are left for redelivery.
+    interrupt: () => messages?.stop(),
+    async disconnect() {
+      const conn = nc;
       messages = undefined;
-      await Promise.all([...inFlight]);
       connected = false;
       nc = undefined;
-      await conn.close().catch(() => undefined);
-    }
-  };
-
-  const loop = async (): Promise<void> => {
-    let failures = 0;
-    while (!stopped) {
-      try {
-        await session();
-        failures = 0;
-      } catch (err) {
-        failures++;
-        if (failures === 1 || failures % 20 === 0) logger.warn({ event: 'source_unreachable', err: { message: (err as Error).message } }, 'cannot consume from NATS; retrying');
-      }
-      if (stopped) break;
-      await sleep(reconnectDelay(failures), deps.signal);
-    }
-  };
-
-  return {
-    name: config.name,
-    start() {
-      running = loop();
-    },
-    async stop() {
-      stopped = true;
-      // Ends the iteration; in-flight messages finish (acked) or are left for redelivery.
-      messages?.stop();
-      await running;
+      await conn?.close().catch(() => undefined);
     },
     reachable: () => connected,
     async lag() {
@@ -133,6 +102,7 @@ export function natsSource(config: NatsSourceConfig, deps: SourceDeps): Source {
       }
     },
   };
+  return sourceLoop(adapter, deps);
 }
 
 /** The connection's credentials, when the config has some (a token, or a user and password). */

@@ -1,8 +1,9 @@
 import { Client } from 'pg';
 import type { PostgresOutboxSourceConfig, SourceMapping } from '@singleshot/config';
 import { deriveEvent } from '../derive';
-import { sleep } from '../hand-off';
-import { reconnectDelay, type Source, type SourceDeps } from '../source';
+import type { Source, SourceDeps } from '../source';
+import { sourceLoop, type SourceAdapter } from '../source-loop';
+import type { SourceSession } from '../source-session';
 
 interface OutboxRow {
   seq: string;
@@ -27,19 +28,17 @@ const rowMapping = (source: string): SourceMapping => ({
  * acceptance, deletes the rows accepted and commits. A relay that dies
  * mid-batch aborts its transaction: its rows unlock and are claimed again, a
  * duplicate arrival. It wakes on `LISTEN` (enqueue notifies at commit) and
- * polls every `pollIntervalMs` in case a notification was missed.
+ * polls every `pollIntervalMs` in case a notification was missed. A failed
+ * query ends the connection; the source loop (source-loop.ts) reconnects.
  */
 export function postgresOutboxSource(config: PostgresOutboxSourceConfig, deps: SourceDeps): Source {
-  const logger = deps.logger.child({ source: config.name });
   let worker: Client | undefined;
   let listener: Client | undefined;
-  let stopped = false;
-  let running: Promise<void> | undefined;
   let wake: (() => void) | undefined;
   let woken = false;
   let lastQueryOk = false;
 
-  const connect = async (): Promise<Client> => {
+  const connectClient = async (): Promise<Client> => {
     const client = new Client({ connectionString: config.url, application_name: `singleshot-relay-${config.name}` });
     // A dropped connection fails its queries; the loop reconnects. Without a listener the error would end the process.
     client.on('error', () => undefined);
@@ -47,38 +46,8 @@ export function postgresOutboxSource(config: PostgresOutboxSourceConfig, deps: S
     return client;
   };
 
-  const ensureConnected = async (): Promise<Client> => {
-    if (!listener) {
-      const l = await connect();
-      l.on('notification', () => {
-        woken = true;
-        wake?.();
-      });
-      l.on('end', () => {
-        if (listener === l) listener = undefined;
-      });
-      await l.query(`LISTEN "${config.channel}"`);
-      listener = l;
-    }
-    if (!worker) {
-      const w = await connect();
-      w.on('end', () => {
-        if (worker === w) worker = undefined;
-      });
-      worker = w;
-    }
-    return worker;
-  };
-
-  const drop = async () => {
-    const [w, l] = [worker, listener];
-    worker = undefined;
-    listener = undefined;
-    await Promise.all([w?.end().catch(() => undefined), l?.end().catch(() => undefined)]);
-  };
-
   /** One claim: returns how many rows it took. */
-  const claimBatch = async (client: Client): Promise<number> => {
+  const claimBatch = async (session: SourceSession, client: Client): Promise<number> => {
     await client.query('BEGIN');
     try {
       const { rows } = await client.query<OutboxRow>(
@@ -86,14 +55,14 @@ export function postgresOutboxSource(config: PostgresOutboxSourceConfig, deps: S
         [config.batchSize],
       );
       lastQueryOk = true;
-      const outcomes = await Promise.allSettled(
+      const settled = await Promise.all(
         rows.map((row) => {
           const body = { id: row.event_id, type: row.type, recipients: row.recipients, data: row.data };
-          return deps.handOff.handle(config.name, deriveEvent(rowMapping(row.source), { body }), { key: `${config.table}:${row.seq}`, details: { type: 'postgres-outbox', table: config.table, seq: row.seq }, body: JSON.stringify(body) }, { signal: deps.signal });
+          return session.accept(deriveEvent(rowMapping(row.source), { body }), { key: `${config.table}:${row.seq}`, details: { type: 'postgres-outbox', table: config.table, seq: row.seq }, body: JSON.stringify(body) });
         }),
       );
       // Only rows whose acceptance resolved (accepted, duplicate, or recorded dead) leave the outbox.
-      const done = rows.filter((_, i) => outcomes[i]?.status === 'fulfilled').map((row) => row.seq);
+      const done = rows.filter((_, i) => settled[i]).map((row) => row.seq);
       if (done.length > 0) await client.query(`DELETE FROM ${config.table} WHERE seq = ANY($1::bigint[])`, [done]);
       await client.query('COMMIT');
       return rows.length;
@@ -103,9 +72,9 @@ export function postgresOutboxSource(config: PostgresOutboxSourceConfig, deps: S
     }
   };
 
-  const waitForWork = (ms: number) =>
+  const waitForWork = (session: SourceSession, ms: number) =>
     new Promise<void>((resolve) => {
-      if (woken || stopped) return resolve();
+      if (woken || session.stopping) return resolve();
       const timer = setTimeout(done, ms);
       wake = done;
       function done() {
@@ -115,43 +84,53 @@ export function postgresOutboxSource(config: PostgresOutboxSourceConfig, deps: S
       }
     });
 
-  const loop = async (): Promise<void> => {
-    let failures = 0;
-    while (!stopped) {
-      try {
-        const client = await ensureConnected();
-        woken = false;
-        const taken = await claimBatch(client);
-        failures = 0;
-        // A full batch: more may be waiting, go on at once; else sleep until notified or the poll.
-        if (taken < config.batchSize && !stopped) await waitForWork(config.pollIntervalMs);
-      } catch (err) {
-        if (stopped) break;
-        lastQueryOk = false;
-        failures++;
-        if (failures === 1 || failures % 20 === 0) logger.warn({ event: 'source_unreachable', err: { message: (err as Error).message } }, 'claiming outbox rows failed; retrying');
-        await drop();
-        await sleep(reconnectDelay(failures), deps.signal);
-      }
-    }
-  };
-
-  return {
+  const adapter: SourceAdapter = {
     name: config.name,
-    start() {
-      running = loop();
+    origin: 'PostgreSQL',
+    async connect() {
+      const l = await connectClient();
+      listener = l;
+      l.on('notification', () => {
+        woken = true;
+        wake?.();
+      });
+      l.on('end', () => {
+        if (listener === l) listener = undefined;
+      });
+      await l.query(`LISTEN "${config.channel}"`);
+      const w = await connectClient();
+      worker = w;
+      w.on('end', () => {
+        if (worker === w) worker = undefined;
+      });
+      // A missing table fails here, as an unreachable origin, not once per claim.
+      await w.query(`SELECT 1 FROM ${config.table} LIMIT 0`);
+      return { table: config.table, channel: config.channel };
     },
-    async stop() {
-      stopped = true;
-      wake?.();
-      await running;
-      await drop();
+    async consume(session) {
+      while (!session.stopping) {
+        const client = worker;
+        // A connection ended: this one is over, the loop connects anew.
+        if (!client || !listener) return;
+        woken = false;
+        const taken = await claimBatch(session, client);
+        // A full batch: more may be waiting, go on at once; else sleep until notified or the poll.
+        if (taken < config.batchSize) await waitForWork(session, config.pollIntervalMs);
+      }
+    },
+    interrupt: () => wake?.(),
+    async disconnect() {
+      const [w, l] = [worker, listener];
+      worker = undefined;
+      listener = undefined;
+      lastQueryOk = false;
+      await Promise.all([w?.end().catch(() => undefined), l?.end().catch(() => undefined)]);
     },
     reachable: () => lastQueryOk && listener !== undefined && worker !== undefined,
     async lag() {
       let client: Client | undefined;
       try {
-        client = await connect();
+        client = await connectClient();
         const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${config.table}`);
         return Number(rows[0]?.n ?? 0);
       } catch {
@@ -161,4 +140,5 @@ export function postgresOutboxSource(config: PostgresOutboxSourceConfig, deps: S
       }
     },
   };
+  return sourceLoop(adapter, deps);
 }

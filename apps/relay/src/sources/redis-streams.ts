@@ -2,8 +2,9 @@ import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import type { RedisStreamSourceConfig } from '@singleshot/config';
 import { deriveEvent } from '../derive';
-import { HandOffAbortedError, sleep } from '../hand-off';
-import { reconnectDelay, type Source, type SourceDeps } from '../source';
+import type { Source, SourceDeps } from '../source';
+import { sourceLoop, type SourceAdapter } from '../source-loop';
+import type { SourceSession } from '../source-session';
 
 type Entry = [id: string, fields: string[]] | null;
 
@@ -26,8 +27,6 @@ export function redisStreamSource(config: RedisStreamSourceConfig, deps: SourceD
   // An error event with no listener would crash the process; the loop sees the failures itself.
   reader.on('error', () => undefined);
   control.on('error', () => undefined);
-  let stopped = false;
-  let running: Promise<void> | undefined;
   let lastClaim = 0;
 
   const ensureGroup = async (): Promise<void> => {
@@ -53,7 +52,7 @@ export function redisStreamSource(config: RedisStreamSourceConfig, deps: SourceD
     return undefined;
   };
 
-  const handle = async (entry: Entry, id: string): Promise<void> => {
+  const handle = async (session: SourceSession, entry: Entry, id: string): Promise<void> => {
     if (entry === null) {
       // Trimmed away while pending: nothing left to accept.
       await control.xack(config.stream, config.group, id);
@@ -65,20 +64,20 @@ export function redisStreamSource(config: RedisStreamSourceConfig, deps: SourceD
     const derived = Object.hasOwn(fields, config.payloadField)
       ? deriveEvent(config, { body, fields })
       : ({ ok: false, problem: `no "${config.payloadField}" field in the entry` } as const);
-    await deps.handOff.handle(config.name, derived, { key: `${config.stream}:${id}`, details: { type: 'redis-streams', stream: config.stream, id }, body }, { signal: deps.signal });
-    await control.xack(config.stream, config.group, id);
+    // Not settled (stopping): left pending, claimed again later.
+    await session.accept(derived, { key: `${config.stream}:${id}`, details: { type: 'redis-streams', stream: config.stream, id }, body }, () => control.xack(config.stream, config.group, id));
   };
 
-  const handleAll = async (entries: Entry[], ids: string[]): Promise<void> => {
-    const results = await Promise.allSettled(entries.map((entry, i) => handle(entry, ids[i] as string)));
+  const handleAll = async (session: SourceSession, entries: Entry[], ids: string[]): Promise<void> => {
+    const results = await Promise.allSettled(entries.map((entry, i) => handle(session, entry, ids[i] as string)));
     for (const r of results) {
       // An XACK that failed leaves the entry pending: it is claimed again later, a duplicate.
-      if (r.status === 'rejected' && !(r.reason instanceof HandOffAbortedError)) throw r.reason;
+      if (r.status === 'rejected') throw r.reason;
     }
   };
 
   /** Claims entries other (dead) consumers left pending; true when it found some. */
-  const claim = async (): Promise<boolean> => {
+  const claim = async (session: SourceSession): Promise<boolean> => {
     lastClaim = Date.now();
     let cursor = '0-0';
     let found = false;
@@ -89,9 +88,9 @@ export function redisStreamSource(config: RedisStreamSourceConfig, deps: SourceD
       if (entries.length > 0) {
         found = true;
         logger.info({ event: 'source_claimed', count: entries.length }, 'claimed entries left pending by another consumer');
-        await handleAll(entries, entries.map((e) => e[0]));
+        await handleAll(session, entries, entries.map((e) => e[0]));
       }
-    } while (cursor !== '0-0' && !stopped);
+    } while (cursor !== '0-0' && !session.stopping);
     await forgetIdleConsumers();
     return found;
   };
@@ -112,49 +111,39 @@ export function redisStreamSource(config: RedisStreamSourceConfig, deps: SourceD
     }
   };
 
-  const readNew = async (): Promise<void> => {
+  const readNew = async (session: SourceSession): Promise<void> => {
     const reply = (await reader.xreadgroup('GROUP', config.group, consumer, 'COUNT', config.concurrency, 'BLOCK', 1_000, 'STREAMS', config.stream, '>')) as
       | Array<[string, Array<[string, string[]]>]>
       | null;
     const entries = reply?.[0]?.[1] ?? [];
-    if (entries.length > 0) await handleAll(entries, entries.map((e) => e[0]));
+    if (entries.length > 0) await handleAll(session, entries, entries.map((e) => e[0]));
   };
 
-  const loop = async (): Promise<void> => {
-    let failures = 0;
-    let grouped = false;
-    while (!stopped) {
-      try {
-        if (!grouped) {
-          await ensureGroup();
-          grouped = true;
-        }
-        if (Date.now() - lastClaim >= Math.min(config.claimIdleMs / 2, 5_000)) await claim();
-        await readNew();
-        failures = 0;
-      } catch (err) {
-        if (stopped) break;
-        // NOGROUP: the stream was deleted; make the group again.
-        grouped = false;
-        failures++;
-        if (failures === 1 || failures % 20 === 0) logger.warn({ event: 'source_unreachable', err: { message: (err as Error).message } }, 'reading the stream failed; retrying');
-        await sleep(reconnectDelay(failures), deps.signal);
-      }
-    }
-  };
-
-  return {
+  let clientsStarted = false;
+  const adapter: SourceAdapter = {
     name: config.name,
-    start() {
-      running = (async () => {
+    origin: 'Redis',
+    async connect() {
+      if (!clientsStarted) {
+        clientsStarted = true;
+        // Once: ioredis reconnects its clients by itself from then on.
         await Promise.all([reader.connect().catch(() => undefined), control.connect().catch(() => undefined)]);
-        await loop();
-      })();
+      }
+      // Again on every connection: after NOGROUP (the stream was deleted) this makes the group anew.
+      await ensureGroup();
+      return { stream: config.stream, group: config.group, consumer };
     },
-    async stop() {
-      stopped = true;
-      // The blocking read ends within its 1 s block.
-      await running;
+    async consume(session) {
+      while (!session.stopping) {
+        if (Date.now() - lastClaim >= Math.min(config.claimIdleMs / 2, 5_000)) await claim(session);
+        await readNew(session);
+      }
+    },
+    // The blocking read ends within its 1 s block.
+    interrupt: () => undefined,
+    // The clients outlive a failed read: ioredis reconnects them.
+    disconnect: async () => undefined,
+    async close() {
       reader.disconnect();
       control.disconnect();
     },
@@ -169,4 +158,5 @@ export function redisStreamSource(config: RedisStreamSourceConfig, deps: SourceD
       }
     },
   };
+  return sourceLoop(adapter, deps);
 }
