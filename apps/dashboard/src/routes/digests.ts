@@ -1,15 +1,13 @@
 import { Router } from 'express';
-import { z } from 'zod';
 import type { AdminApiDeps } from '../deps';
 import { digestsPage, digestsProblemPage, type OpenDigestList } from '../digests-page';
 import { ApiError } from '../errors';
-import { parseInput } from '../params';
+import { listLimitQuery, parseInput } from '../params';
 import { adminRoute, type AdminRoute } from '../admin-route';
 import { hexKey, jsonAnswer } from '../admin-schemas';
 import { errorResponse } from '@singleshot/observability';
 import { html } from './story';
 
-const listQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100).meta({ description: '1..1000, default 100' }) });
 
 /**
  * Reads the open digests for the API and the page alike: the total from the
@@ -18,7 +16,7 @@ const listQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100
  */
 export async function readOpenDigests(deps: AdminApiDeps, query: unknown): Promise<OpenDigestList> {
   if (!deps.digests) throw new ApiError(404, 'NOT_FOUND', 'open digests are not wired in this dashboard');
-  const { limit } = parseInput(listQuery, query, 'query');
+  const { limit } = parseInput(listLimitQuery, query, 'query');
   const [open, details] = await Promise.all([deps.digests.openCount(), deps.digests.openDigests(limit)]);
   // Named field by field: the answer is a documented shape, not whatever the store adds later.
   const digests = details.map(({ id, group, seq, route, recipient, key, count, openedAt, closeAt }) => ({ id, group, seq, route, recipient, key, count, openedAt, closeAt }));
@@ -46,7 +44,7 @@ export const DIGEST_ROUTES: readonly AdminRoute[] = [
   adminRoute({
     method: 'GET',
     path: '/digests',
-    query: listQuery,
+    query: listLimitQuery,
     doc: {
       tags: ['scheduling'],
       summary: 'Open digests, soonest close first, with their item counts (the page: /admin/digests)',

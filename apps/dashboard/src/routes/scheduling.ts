@@ -1,12 +1,11 @@
-import { z } from 'zod';
 import { cancelTargetOf, cancellationBodySchema, type CancelScope } from '@singleshot/intake';
 import { errorResponse } from '@singleshot/observability';
 import { CANCEL_OUTCOMES } from '@singleshot/store';
 import { adminRoute, type AdminRoute } from '../admin-route';
 import { hexKey, jsonAnswer, statuses } from '../admin-schemas';
 import { ApiError } from '../errors';
+import { listLimitQuery } from '../params';
 
-const listQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 const orNull = { type: ['string', 'null'] };
 
 // An operator may cancel any source's events, as the CLI may: the dashboard's
@@ -17,7 +16,7 @@ const OPERATOR: Omit<CancelScope, 'name'> = { sources: undefined };
 const scheduledRoute = adminRoute({
   method: 'GET',
   path: '/scheduled',
-  query: listQuery,
+  query: listLimitQuery,
   doc: {
     tags: ['scheduling'],
     summary: 'Scheduled operations, soonest due first, with why they wait',

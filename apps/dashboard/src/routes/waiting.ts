@@ -3,9 +3,8 @@ import { errorResponse } from '@singleshot/observability';
 import { adminRoute, type AdminRoute } from '../admin-route';
 import { hexKey, jsonAnswer, statuses } from '../admin-schemas';
 import { ApiError } from '../errors';
-import { hexKeySchema } from '../params';
+import { hexKeySchema, listLimitQuery } from '../params';
 
-const listQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 const orNull = (schema: object) => ({ anyOf: [schema, { type: 'null' }] });
 const text = { type: 'string' };
 const notWired = errorResponse('Documents are not wired in this dashboard (code `NOT_FOUND`)');
@@ -14,7 +13,7 @@ const notWired = errorResponse('Documents are not wired in this dashboard (code 
 const waitingRoute = adminRoute({
   method: 'GET',
   path: '/waiting',
-  query: listQuery,
+  query: listLimitQuery,
   doc: {
     tags: ['documents'],
     summary: 'Operations waiting for their documents before they may be sent, oldest first: nothing waits silently',
