@@ -84,7 +84,7 @@ export const RECORD_SCHEMAS: OpenApiJson = {
       firstArrivalAt: { type: 'number' },
       lastArrivalAt: { type: 'number' },
       firstVia: { type: 'string' },
-      arrivals: { type: 'integer', minimum: 1 },
+      arrivals: { type: 'integer', minimum: 0 },
       via: { type: 'object', additionalProperties: { type: 'integer' } },
       viaFirstAt: { type: 'object', additionalProperties: { type: 'number' }, description: 'The first arrival through each channel (epoch ms)' },
       queuedAt: { type: 'number' },

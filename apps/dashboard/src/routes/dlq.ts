@@ -38,7 +38,7 @@ const deadItem = {
     channel: text,
     route: text,
     reason: text,
-    error: { type: 'object', required: ['code', 'message'], properties: { code: text, message: text } },
+    error: { type: 'object', required: ['code', 'message'], properties: { code: text, message: text, name: { type: 'string', description: 'The error class a provider threw (`PermanentError`, …), when it was one' } } },
     attempts: { type: 'integer', minimum: 0 },
     diedAt: { type: 'number' },
     status: { type: ['string', 'null'], description: 'Where the operation is now (the record stays until replayed)' },
