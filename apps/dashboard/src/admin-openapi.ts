@@ -1,4 +1,4 @@
-import { openApiDocument, type OpenApiJson } from '@singleshot/http';
+import { openApiDocument, type DocumentedRoute, type OpenApiJson } from '@singleshot/http';
 import { errorResponse, errorSchema, probePaths } from '@singleshot/observability';
 import { ADMIN_API_PATH, ADMIN_ROUTES } from './admin-api';
 import type { AdminRoute } from './admin-route';
@@ -28,9 +28,9 @@ function closed(schema: unknown): unknown {
 }
 
 /** A route as the document shows it: its full path, and the answers every admin route shares. */
-function documented(route: AdminRoute): AdminRoute {
+function documented(route: AdminRoute): DocumentedRoute {
   const responses = closed({ ...COMMON, ...route.doc.responses }) as OpenApiJson;
-  return { ...route, path: `${ADMIN_API_PATH}${route.path}`, doc: { ...route.doc, responses } };
+  return { ...route, path: `${ADMIN_API_PATH}${route.path}`, doc: { tags: route.doc.tags ?? [], ...route.doc, responses } };
 }
 
 /**

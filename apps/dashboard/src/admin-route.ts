@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { DocumentedRoute, OperationDoc } from '@singleshot/http';
+import type { OperationDoc } from '@singleshot/http';
 import type { AdminApiDeps } from './deps';
 
 /** What an admin route's handler gets: its input as its schemas output it, and who asks. */
@@ -25,16 +25,19 @@ export interface AdminAnswer {
  * OpenAPI document is generated from it. `path` is Express-style and
  * relative to `/admin/api`.
  */
-export interface AdminRoute extends DocumentedRoute {
+export interface AdminRoute {
   readonly method: 'GET' | 'POST' | 'DELETE';
   readonly path: string;
   readonly params?: z.ZodType;
   readonly query?: z.ZodType;
   readonly json?: { readonly schema: z.ZodType; readonly name: string };
-  /** The operation's summary, tags and answers (the document adds the answers every admin route shares). */
-  readonly doc: OperationDoc;
+  /** The operation's summary and answers (the document adds the answers every admin route shares); its tag is its resource's. */
+  readonly doc: AdminRouteDoc;
   readonly handle: (deps: AdminApiDeps, request: AdminRequest<unknown, unknown, unknown>) => Promise<AdminAnswer>;
 }
+
+/** An admin operation's document, but its tags: a resource's routes share one (`tagged`). */
+export type AdminRouteDoc = Omit<OperationDoc, 'tags'> & { tags?: string[] };
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
@@ -45,8 +48,13 @@ export function adminRoute<P extends z.ZodType | undefined = undefined, Q extend
   params?: P;
   query?: Q;
   json?: { schema: B & z.ZodType; name: string };
-  doc: OperationDoc;
+  doc: AdminRouteDoc;
   handle(deps: AdminApiDeps, request: AdminRequest<Out<P>, Out<Q>, Out<B>>): Promise<AdminAnswer>;
 }): AdminRoute {
   return spec as unknown as AdminRoute;
+}
+
+/** One resource's routes, each under the resource's tag in the document. */
+export function tagged(tag: string, routes: readonly AdminRoute[]): AdminRoute[] {
+  return routes.map((route) => ({ ...route, doc: { ...route.doc, tags: [tag] } }));
 }

@@ -6,6 +6,9 @@ export const hexKeySchema = z
   .string()
   .regex(/^[0-9a-f]{64}$/, 'expected a key of 64 lower-case hex characters (a sha256 digest)');
 
+/** `:key` of a path: an operation, message or document key. */
+export const keyParams = z.strictObject({ key: hexKeySchema });
+
 /** A point in time: epoch milliseconds or an ISO 8601 date-time with a zone (`Z` or an offset). */
 export const instantSchema = z.union([
   z

@@ -3,7 +3,7 @@ import type { AdminApiDeps } from '../deps';
 import { digestsPage, digestsProblemPage, type OpenDigestList } from '../digests-page';
 import { ApiError } from '../errors';
 import { listLimitQuery, parseInput } from '../params';
-import { adminRoute, type AdminRoute } from '../admin-route';
+import { adminRoute, tagged, type AdminRoute } from '../admin-route';
 import { hexKey, jsonAnswer } from '../admin-schemas';
 import { errorResponse } from '@singleshot/observability';
 import { html } from './story';
@@ -40,13 +40,11 @@ const digest = {
 };
 
 /** `GET /digests?limit=` in the admin API: `{ open, limit, digests }`, soonest close first. */
-export const DIGEST_ROUTES: readonly AdminRoute[] = [
+export const DIGEST_ROUTES: readonly AdminRoute[] = tagged('scheduling', [
   adminRoute({
-    method: 'GET',
-    path: '/digests',
+    method: 'GET', path: '/digests',
     query: listLimitQuery,
     doc: {
-      tags: ['scheduling'],
       summary: 'Open digests, soonest close first, with their item counts (the page: /admin/digests)',
       responses: {
         '200': jsonAnswer(
@@ -62,7 +60,7 @@ export const DIGEST_ROUTES: readonly AdminRoute[] = [
     },
     handle: async (deps, { query }) => ({ body: await readOpenDigests(deps, query) }),
   }),
-];
+]);
 
 /**
  * The open digests as a page, mounted at `/admin/digests` behind the

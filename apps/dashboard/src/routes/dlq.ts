@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { listDead } from '@singleshot/queues';
 import { errorResponse } from '@singleshot/observability';
-import { adminRoute, type AdminRoute } from '../admin-route';
+import { adminRoute, tagged, type AdminRoute } from '../admin-route';
 import { hexKey, jsonAnswer } from '../admin-schemas';
 import { ApiError } from '../errors';
-import { hexKeySchema } from '../params';
+import { keyParams } from '../params';
 import type { ReplayOutcome } from '../replay';
 
 const dlqQuerySchema = z.strictObject({
@@ -47,11 +47,9 @@ const deadItem = {
 
 /** `GET /dlq`: dead operations, oldest first. */
 const listRoute = adminRoute({
-  method: 'GET',
-  path: '/dlq',
+  method: 'GET', path: '/dlq',
   query: dlqQuerySchema,
   doc: {
-    tags: ['dlq'],
     summary: 'Dead operations, oldest first',
     responses: {
       '200': jsonAnswer(
@@ -101,11 +99,9 @@ const replayed = (result: object, extra: object = {}) => ({
 
 /** `POST /dlq/:key/replay`: the same operation key queued again. */
 const replayRoute = adminRoute({
-  method: 'POST',
-  path: '/dlq/:key/replay',
-  params: z.strictObject({ key: hexKeySchema }),
+  method: 'POST', path: '/dlq/:key/replay',
+  params: keyParams,
   doc: {
-    tags: ['dlq'],
     summary: 'Replay a dead or suppressed operation under the same operation key',
     responses: {
       '202': jsonAnswer(replayed({ const: 'replayed' }, { from: { enum: ['dead', 'suppressed'] }, journalId: text, job: { enum: ['added', 'present', 'promoted'] } }), 'Queued again'),
@@ -123,4 +119,4 @@ const replayRoute = adminRoute({
 });
 
 /** The dead-letter queue: its records, and the replay of one. */
-export const DLQ_ROUTES: readonly AdminRoute[] = [listRoute, replayRoute];
+export const DLQ_ROUTES: readonly AdminRoute[] = tagged('dlq', [listRoute, replayRoute]);

@@ -1,17 +1,15 @@
-import { adminRoute, type AdminRoute } from '../admin-route';
+import { adminRoute, tagged, type AdminRoute } from '../admin-route';
 import { jsonAnswer, ref } from '../admin-schemas';
 import { journalQuerySchema } from '../params';
 
 const instant = { type: 'string', format: 'date-time' };
 
 /** `GET /journal?from=&to=&limit=`: entries between two instants (default: the last hour), oldest first. */
-export const JOURNAL_ROUTES: readonly AdminRoute[] = [
+export const JOURNAL_ROUTES: readonly AdminRoute[] = tagged('journal', [
   adminRoute({
-    method: 'GET',
-    path: '/journal',
+    method: 'GET', path: '/journal',
     query: journalQuerySchema,
     doc: {
-      tags: ['journal'],
       summary: 'Journal entries between two instants (default: the last hour), oldest first',
       responses: {
         '200': jsonAnswer(
@@ -29,4 +27,4 @@ export const JOURNAL_ROUTES: readonly AdminRoute[] = [
       return { body: { from: new Date(from).toISOString(), to: new Date(to).toISOString(), limit, count: entries.length, entries } };
     },
   }),
-];
+]);

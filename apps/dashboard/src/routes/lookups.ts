@@ -1,21 +1,16 @@
-import { z } from 'zod';
 import { errorResponse } from '@singleshot/observability';
 import { readStory } from '@singleshot/story';
-import { adminRoute, type AdminRoute } from '../admin-route';
+import { adminRoute, tagged, type AdminRoute } from '../admin-route';
 import { hexKey, jsonAnswer, ref } from '../admin-schemas';
 import { ApiError } from '../errors';
-import { hexKeySchema } from '../params';
+import { keyParams } from '../params';
 import { storyDeps } from './story';
-
-const keyParams = z.strictObject({ key: hexKeySchema });
 
 /** `GET /operations/:key`: an operation with its attempts and journal entries (and its DLQ record when dead). */
 const operationRoute = adminRoute({
-  method: 'GET',
-  path: '/operations/:key',
+  method: 'GET', path: '/operations/:key',
   params: keyParams,
   doc: {
-    tags: ['lookup'],
     summary: 'An operation with its attempts, journal entries and DLQ record',
     responses: {
       '200': jsonAnswer(
@@ -52,11 +47,9 @@ const operationRoute = adminRoute({
 
 /** `GET /messages/:key`: a message with every operation it fanned out to. */
 const messageRoute = adminRoute({
-  method: 'GET',
-  path: '/messages/:key',
+  method: 'GET', path: '/messages/:key',
   params: keyParams,
   doc: {
-    tags: ['lookup'],
     summary: 'A message and every operation it fanned out to',
     responses: {
       '200': jsonAnswer(
@@ -93,11 +86,9 @@ const messageRoute = adminRoute({
 
 /** `GET /story/:key`: the story page's data, every step of a message or operation on one time axis. */
 const storyRoute = adminRoute({
-  method: 'GET',
-  path: '/story/:key',
+  method: 'GET', path: '/story/:key',
   params: keyParams,
   doc: {
-    tags: ['lookup'],
     summary: 'The story of a message or operation: every recorded step on one time axis, with the trace id (the page: /admin/story/{key})',
     responses: {
       '200': jsonAnswer(
@@ -151,4 +142,4 @@ const storyRoute = adminRoute({
  * journal entries (and its DLQ record when dead), a message with every
  * operation it fanned out to, or the story of either.
  */
-export const LOOKUP_ROUTES: readonly AdminRoute[] = [operationRoute, messageRoute, storyRoute];
+export const LOOKUP_ROUTES: readonly AdminRoute[] = tagged('lookup', [operationRoute, messageRoute, storyRoute]);

@@ -1,7 +1,7 @@
 import { cancelTargetOf, cancellationBodySchema, type CancelScope } from '@singleshot/intake';
 import { errorResponse } from '@singleshot/observability';
 import { CANCEL_OUTCOMES } from '@singleshot/store';
-import { adminRoute, type AdminRoute } from '../admin-route';
+import { adminRoute, tagged, type AdminRoute } from '../admin-route';
 import { hexKey, jsonAnswer, statuses } from '../admin-schemas';
 import { ApiError } from '../errors';
 import { listLimitQuery } from '../params';
@@ -14,11 +14,9 @@ const OPERATOR: Omit<CancelScope, 'name'> = { sources: undefined };
 
 /** `GET /scheduled`: the scheduled operations, soonest due first, with why they wait. */
 const scheduledRoute = adminRoute({
-  method: 'GET',
-  path: '/scheduled',
+  method: 'GET', path: '/scheduled',
   query: listLimitQuery,
   doc: {
-    tags: ['scheduling'],
     summary: 'Scheduled operations, soonest due first, with why they wait',
     responses: {
       '200': jsonAnswer(
@@ -84,11 +82,9 @@ const cancelled = {
  * refuses a replay.
  */
 const cancelRoute = adminRoute({
-  method: 'POST',
-  path: '/cancellations',
+  method: 'POST', path: '/cancellations',
   json: { schema: cancellationBodySchema, name: 'Cancellation' },
   doc: {
-    tags: ['scheduling'],
     summary: "Cancel an event, some of its recipients, or every event of a cancellation key (the body of ingest's POST /v1/cancellations)",
     responses: {
       '200': jsonAnswer(
@@ -120,4 +116,4 @@ const cancelRoute = adminRoute({
 });
 
 /** What is still to come and how to take it back. */
-export const SCHEDULING_ROUTES: readonly AdminRoute[] = [scheduledRoute, cancelRoute];
+export const SCHEDULING_ROUTES: readonly AdminRoute[] = tagged('scheduling', [scheduledRoute, cancelRoute]);

@@ -1,4 +1,4 @@
-import { adminRoute, type AdminRoute } from '../admin-route';
+import { adminRoute, tagged, type AdminRoute } from '../admin-route';
 import { jsonAnswer } from '../admin-schemas';
 
 const source = {
@@ -15,15 +15,13 @@ const source = {
 };
 
 /** `GET /sources`: every configured source with what a relay last reported of it (state, lag, when, by whom). */
-export const SOURCE_ROUTES: readonly AdminRoute[] = [
+export const SOURCE_ROUTES: readonly AdminRoute[] = tagged('sources', [
   adminRoute({
-    method: 'GET',
-    path: '/sources',
+    method: 'GET', path: '/sources',
     doc: {
-      tags: ['sources'],
       summary: 'Every configured source with what a relay last reported of it',
       responses: { '200': jsonAnswer({ type: 'object', required: ['sources'], properties: { sources: { type: 'array', items: source } } }, 'Sources') },
     },
     handle: async (deps) => ({ body: { sources: deps.sources ? await deps.sources.list() : [] } }),
   }),
-];
+]);

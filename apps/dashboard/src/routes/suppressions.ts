@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { suppressionAddSchema, suppressionRemoveSchema, SuppressionInputError } from '@singleshot/intake';
 import { errorResponse } from '@singleshot/observability';
 import type { OpenApiJson } from '@singleshot/http';
-import { adminRoute, type AdminRoute } from '../admin-route';
+import { adminRoute, tagged, type AdminRoute } from '../admin-route';
 import { jsonAnswer, ref } from '../admin-schemas';
 import type { AdminApiDeps } from '../deps';
 import { ApiError } from '../errors';
@@ -74,11 +74,9 @@ export const SUPPRESSION_SCHEMAS: OpenApiJson = {
 
 /** `GET /suppressions`: recipients with their suppressions and opt-outs, paged. */
 const listRoute = adminRoute({
-  method: 'GET',
-  path: '/suppressions',
+  method: 'GET', path: '/suppressions',
   query: listQuery,
   doc: {
-    tags: ['suppressions'],
     summary: 'Recipients with suppressions or opt-outs, most recently changed first',
     responses: {
       '200': jsonAnswer(
@@ -97,11 +95,9 @@ const listRoute = adminRoute({
 
 /** `GET /suppressions/audit`: every change, newest first. Before `/:recipient`: "audit" is this listing, not a recipient. */
 const auditRoute = adminRoute({
-  method: 'GET',
-  path: '/suppressions/audit',
+  method: 'GET', path: '/suppressions/audit',
   query: auditQuery,
   doc: {
-    tags: ['suppressions'],
     summary: 'Every change of a suppression or an opt-out (who, when, why), newest first, within the retention period',
     responses: {
       '200': jsonAnswer(
@@ -134,11 +130,9 @@ const auditRoute = adminRoute({
 
 /** `GET /suppressions/:recipient`: one recipient's suppressions and opt-outs. */
 const recipientRoute = adminRoute({
-  method: 'GET',
-  path: '/suppressions/:recipient',
+  method: 'GET', path: '/suppressions/:recipient',
   params: recipientParams,
   doc: {
-    tags: ['suppressions'],
     summary: "A recipient's suppressions and opt-outs (empty lists when none)",
     responses: { '200': jsonAnswer(ref('RecipientSuppressions'), 'The recipient'), '404': notWired },
   },
@@ -147,11 +141,9 @@ const recipientRoute = adminRoute({
 
 /** `POST /suppressions`: an operator's suppression (origin `operator`, by `dashboard:<who>`). */
 const addRoute = adminRoute({
-  method: 'POST',
-  path: '/suppressions',
+  method: 'POST', path: '/suppressions',
   json: { schema: suppressionAddSchema, name: 'SuppressionAdd' },
   doc: {
-    tags: ['suppressions'],
     summary: 'Suppress a recipient on a channel (origin `operator`): no claim after the answer sends to them',
     responses: {
       '201': jsonAnswer(changed('added'), 'Added'),
@@ -170,11 +162,9 @@ const addRoute = adminRoute({
 
 /** `DELETE /suppressions`: the removal of one suppression (the next claims may send again). */
 const removeRoute = adminRoute({
-  method: 'DELETE',
-  path: '/suppressions',
+  method: 'DELETE', path: '/suppressions',
   json: { schema: suppressionRemoveSchema, name: 'SuppressionRemove' },
   doc: {
-    tags: ['suppressions'],
     summary: 'Remove a suppression: the next claims may send again; nothing it stopped is sent again',
     responses: { '200': jsonAnswer(changed('removed'), 'Removed (removed: false when there was none)'), ...changing },
   },
@@ -193,4 +183,4 @@ const removeRoute = adminRoute({
  * what they wrote, so the answer means no claim after it sends to that
  * recipient (or, for a removal, that the next one may).
  */
-export const SUPPRESSION_ROUTES: readonly AdminRoute[] = [listRoute, auditRoute, recipientRoute, addRoute, removeRoute];
+export const SUPPRESSION_ROUTES: readonly AdminRoute[] = tagged('suppressions', [listRoute, auditRoute, recipientRoute, addRoute, removeRoute]);

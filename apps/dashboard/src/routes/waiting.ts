@@ -1,9 +1,8 @@
-import { z } from 'zod';
 import { errorResponse } from '@singleshot/observability';
-import { adminRoute, type AdminRoute } from '../admin-route';
+import { adminRoute, tagged, type AdminRoute } from '../admin-route';
 import { hexKey, jsonAnswer, statuses } from '../admin-schemas';
 import { ApiError } from '../errors';
-import { hexKeySchema, listLimitQuery } from '../params';
+import { keyParams, listLimitQuery } from '../params';
 
 const orNull = (schema: object) => ({ anyOf: [schema, { type: 'null' }] });
 const text = { type: 'string' };
@@ -11,11 +10,9 @@ const notWired = errorResponse('Documents are not wired in this dashboard (code 
 
 /** `GET /waiting`: operations that wait for a document before they may be sent, oldest first. */
 const waitingRoute = adminRoute({
-  method: 'GET',
-  path: '/waiting',
+  method: 'GET', path: '/waiting',
   query: listLimitQuery,
   doc: {
-    tags: ['documents'],
     summary: 'Operations waiting for their documents before they may be sent, oldest first: nothing waits silently',
     responses: {
       '200': jsonAnswer(
@@ -76,11 +73,9 @@ const documentRecord = {
 
 /** `GET /documents/:key`: a document's render state (status, attempts, last error, checksum). */
 const documentRoute = adminRoute({
-  method: 'GET',
-  path: '/documents/:key',
-  params: z.strictObject({ key: hexKeySchema }),
+  method: 'GET', path: '/documents/:key',
+  params: keyParams,
   doc: {
-    tags: ['documents'],
     summary: "A document's render state: status, attempts, last error, and where it is stored",
     responses: {
       '200': jsonAnswer({ type: 'object', required: ['document'], properties: { document: documentRecord } }, 'The document'),
@@ -97,4 +92,4 @@ const documentRoute = adminRoute({
 });
 
 /** Operations waiting for their documents, and a document's render state. */
-export const WAITING_ROUTES: readonly AdminRoute[] = [waitingRoute, documentRoute];
+export const WAITING_ROUTES: readonly AdminRoute[] = tagged('documents', [waitingRoute, documentRoute]);
