@@ -15,20 +15,29 @@ type Doc = { paths: Record<string, Record<string, { responses?: Record<string, {
 
 const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 
-export function answerChecker(doc: object) {
-  // OpenAPI keywords (`example`, `contentMediaType`) are not validation keywords: strict off.
-  const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
-  ajv.addSchema({ ...doc, $id: 'openapi' });
+/** The document's path template a request URL falls under (`/a/{key}` for `/a/1?x`), or undefined. */
+export function templateFinder(doc: object): (url: string) => string | undefined {
   const templates = Object.keys((doc as Doc).paths).map((template) => ({
     template,
     re: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
   }));
-  /** Problems of one live answer: undocumented path, method, status or media type, or a body off its schema. */
-  return (method: string, url: string, status: number, contentType: string | null, body: unknown): string[] => {
+  return (url) => {
     const path = new URL(url, 'http://x').pathname;
     // The most specific template wins (a literal segment over a parameter).
-    const match = templates.filter((t) => t.re.test(path)).sort((a, b) => (a.template.match(/\{/g)?.length ?? 0) - (b.template.match(/\{/g)?.length ?? 0))[0];
-    if (!match) return [`${method} ${path}: no such path in the document`];
+    return templates.filter((t) => t.re.test(path)).sort((a, b) => (a.template.match(/\{/g)?.length ?? 0) - (b.template.match(/\{/g)?.length ?? 0))[0]?.template;
+  };
+}
+
+export function answerChecker(doc: object) {
+  // OpenAPI keywords (`example`, `contentMediaType`) are not validation keywords: strict off.
+  const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+  ajv.addSchema({ ...doc, $id: 'openapi' });
+  const templateOf = templateFinder(doc);
+  /** Problems of one live answer: undocumented path, method, status or media type, or a body off its schema. */
+  return (method: string, url: string, status: number, contentType: string | null, body: unknown): string[] => {
+    const template = templateOf(url);
+    if (!template) return [`${method} ${new URL(url, 'http://x').pathname}: no such path in the document`];
+    const match = { template };
     const operation = (doc as Doc).paths[match.template]?.[method.toLowerCase()];
     if (!operation) return [`${method} ${match.template}: method not documented`];
     const key = operation.responses?.[String(status)] ? String(status) : 'default';

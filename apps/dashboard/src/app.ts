@@ -2,13 +2,13 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Registry } from 'prom-client';
 import type { Queues } from '@singleshot/queues';
 import { livenessHandler, metricsHandler, readinessHandler, type ReadinessCheck } from '@singleshot/observability';
-import { adminApiRouter } from './admin-api';
+import { ADMIN_API_PATH, adminApiRouter } from './admin-api';
+import { adminOpenApi } from './admin-openapi';
 import { loginHandler, requireAuth, type DashboardCredentials } from './auth';
 import { BOARD_PATH, boardRouter } from './board';
 import { boardGuard } from './board-guard';
 import type { AdminApiDeps } from './deps';
 import { sendError } from '@singleshot/http';
-import { ADMIN_OPENAPI } from './openapi';
 import { originGuard } from './origin-guard';
 import { digestPageRoutes } from './routes/digests';
 import { storyRoutes } from './routes/story';
@@ -40,7 +40,8 @@ export function createDashboardApp(options: DashboardAppOptions): express.Expres
   app.get('/healthz', (req, res) => void livenessHandler()(req, res));
   app.get('/readyz', (req, res) => void readinessHandler(options.ready, { logger: api.logger })(req, res));
   app.get('/metrics', (req, res) => void metricsHandler(options.registry)(req, res));
-  app.get('/openapi.json', (_req, res) => void res.json(ADMIN_OPENAPI));
+  const document = adminOpenApi();
+  app.get('/openapi.json', (_req, res) => void res.json(document));
   app.get('/', (_req, res) => res.redirect(302, BOARD_PATH));
 
   const auth = requireAuth(credentials, api.logger);
@@ -48,7 +49,7 @@ export function createDashboardApp(options: DashboardAppOptions): express.Expres
   // be able to spend the operator's saved credentials.
   const sameOrigin = originGuard(options.allowedOrigins);
   app.get('/admin/login', loginHandler(credentials));
-  app.use('/admin/api', sameOrigin, auth, adminApiRouter(api));
+  app.use(ADMIN_API_PATH, sameOrigin, auth, adminApiRouter(api));
   // The story of one notification, as a page (the admin API has it as JSON).
   app.use('/admin/story', sameOrigin, auth, storyRoutes(api));
   // The open digests, as a page (the admin API has them as JSON).

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { parseConfig } from '@singleshot/config';
 import { createRuntime, type Runtime } from '@singleshot/runtime';
 import { startTestRedis, waitUntil, type TestRedis } from '@singleshot/test-harness';
-import { openApiPath } from './openapi';
+import { openApiPath } from '@singleshot/http';
 import { eventBodySchema } from './routes/event-body';
 import { startIngest, type IngestApp } from './server';
 

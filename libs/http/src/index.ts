@@ -9,3 +9,4 @@ export * from './read-body';
 export * from './loopback';
 export * from './read-encoded-body';
 export * from './json-exact';
+export * from './openapi';

@@ -1,17 +1,16 @@
-import { Router } from 'express';
 import { z } from 'zod';
 import { listDead } from '@singleshot/queues';
-import type { AdminApiDeps } from '../deps';
-import { principalOf } from '../auth';
+import { errorResponse } from '@singleshot/observability';
+import { adminRoute, tagged, type AdminRoute } from '../admin-route';
+import { hexKey, jsonAnswer } from '../admin-schemas';
 import { ApiError } from '../errors';
-import { hexKeySchema, parseInput } from '../params';
+import { keyParams } from '../params';
 import type { ReplayOutcome } from '../replay';
 
 const dlqQuerySchema = z.strictObject({
-  limit: z.string().regex(/^\d+$/, 'expected a positive integer').transform(Number).pipe(z.int().min(1).max(1000)).optional(),
+  limit: z.string().regex(/^\d+$/, 'expected a positive integer').transform(Number).pipe(z.int().min(1).max(1000)).optional().meta({ description: '1..1000, default 100' }),
   offset: z.string().regex(/^\d+$/, 'expected a non-negative integer').transform(Number).pipe(z.int().min(0).max(1_000_000)).optional(),
-  /** A reason (`permanent`, `attempts_exhausted`, …), an error code, or a channel. */
-  filter: z.string().min(1).max(200).optional(),
+  filter: z.string().min(1).max(200).optional().meta({ description: 'A reason (`permanent`, `attempts_exhausted`, …), an error code, or a channel' }),
 });
 
 /** A replay that did nothing is not an error when the operation was sent: nothing more can be done. */
@@ -28,12 +27,42 @@ function answerOf(outcome: ReplayOutcome): { status: number; message: string } {
   }
 }
 
-/** `GET /dlq` (dead operations, oldest first) and `POST /dlq/:key/replay`. */
-export function dlqRoutes(deps: AdminApiDeps): Router {
-  const router = Router();
+const text = { type: 'string' };
+const deadItem = {
+  type: 'object',
+  required: ['operationKey', 'reason', 'error', 'attempts', 'diedAt', 'status'],
+  properties: {
+    operationKey: hexKey,
+    messageKey: text,
+    recipient: text,
+    channel: text,
+    route: text,
+    reason: text,
+    error: { type: 'object', required: ['code', 'message'], properties: { code: text, message: text, name: { type: 'string', description: 'The error class a provider threw (`PermanentError`, …), when it was one' } } },
+    attempts: { type: 'integer', minimum: 0 },
+    diedAt: { type: 'number' },
+    status: { type: ['string', 'null'], description: 'Where the operation is now (the record stays until replayed)' },
+  },
+};
 
-  router.get('/dlq', async (req, res) => {
-    const { limit = 100, offset = 0, filter } = parseInput(dlqQuerySchema, req.query, 'query');
+/** `GET /dlq`: dead operations, oldest first. */
+const listRoute = adminRoute({
+  method: 'GET', path: '/dlq',
+  query: dlqQuerySchema,
+  doc: {
+    summary: 'Dead operations, oldest first',
+    responses: {
+      '200': jsonAnswer(
+        {
+          type: 'object',
+          required: ['depth', 'offset', 'limit', 'items'],
+          properties: { depth: { type: 'integer', minimum: 0 }, offset: { type: 'integer' }, limit: { type: 'integer' }, filter: text, items: { type: 'array', items: deadItem } },
+        },
+        'A page of the DLQ',
+      ),
+    },
+  },
+  handle: async (deps, { query: { limit = 100, offset = 0, filter } }) => {
     const [depth, entries] = await Promise.all([
       deps.queues.dead.getWaitingCount(),
       listDead(deps.queues, { limit: offset + limit, ...(filter ? { filter } : {}) }),
@@ -41,15 +70,15 @@ export function dlqRoutes(deps: AdminApiDeps): Router {
     const items = await Promise.all(
       entries.slice(offset).map(async (d) => {
         const rendered = d.job as Partial<Record<'recipient' | 'channel' | 'route' | 'messageKey', unknown>>;
-        const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+        const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
         // The record stays until replayed; the state says where the operation is now.
         const current = await deps.operations.get(d.operationKey);
         return {
           operationKey: d.operationKey,
-          messageKey: text(rendered.messageKey),
-          recipient: text(rendered.recipient),
-          channel: text(rendered.channel),
-          route: text(rendered.route),
+          messageKey: str(rendered.messageKey),
+          recipient: str(rendered.recipient),
+          channel: str(rendered.channel),
+          route: str(rendered.route),
           reason: d.reason,
           error: d.error,
           attempts: d.attempts.length,
@@ -58,17 +87,36 @@ export function dlqRoutes(deps: AdminApiDeps): Router {
         };
       }),
     );
-    res.json({ depth, offset, limit, ...(filter ? { filter } : {}), items });
-  });
+    return { body: { depth, offset, limit, ...(filter ? { filter } : {}), items } };
+  },
+});
 
-  router.post('/dlq/:key/replay', async (req, res) => {
-    const { key } = parseInput(z.strictObject({ key: hexKeySchema }), req.params, 'path');
-    const { who } = principalOf(res);
+const replayed = (result: object, extra: object = {}) => ({
+  type: 'object',
+  required: ['operationKey', 'result', 'message', 'by'],
+  properties: { operationKey: hexKey, result, message: text, by: text, ...extra },
+});
+
+/** `POST /dlq/:key/replay`: the same operation key queued again. */
+const replayRoute = adminRoute({
+  method: 'POST', path: '/dlq/:key/replay',
+  params: keyParams,
+  doc: {
+    summary: 'Replay a dead or suppressed operation under the same operation key',
+    responses: {
+      '202': jsonAnswer(replayed({ const: 'replayed' }, { from: { enum: ['dead', 'suppressed'] }, journalId: text, job: { enum: ['added', 'present', 'promoted'] } }), 'Queued again'),
+      '200': jsonAnswer(replayed({ const: 'already_sent' }, { provider: text, externalId: text }), 'Already sent; nothing sent again'),
+      '404': errorResponse('No such operation (code `NOT_FOUND`)'),
+      '409': errorResponse('Still in progress (code `NOT_REPLAYABLE`)'),
+    },
+  },
+  handle: async (deps, { params: { key }, who }) => {
     const outcome = await deps.replay(key, { who, via: 'api' });
     const { status, message } = answerOf(outcome);
     if (status >= 400) throw new ApiError(status, outcome.result === 'not_found' ? 'NOT_FOUND' : 'NOT_REPLAYABLE', `${key}: ${message}`, outcome);
-    res.status(status).json({ ...outcome, message, by: who });
-  });
+    return { status, body: { ...outcome, message, by: who } };
+  },
+});
 
-  return router;
-}
+/** The dead-letter queue: its records, and the replay of one. */
+export const DLQ_ROUTES: readonly AdminRoute[] = tagged('dlq', [listRoute, replayRoute]);

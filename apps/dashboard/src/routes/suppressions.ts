@@ -1,14 +1,18 @@
-import { Router } from 'express';
 import { z } from 'zod';
 import { suppressionAddSchema, suppressionRemoveSchema, SuppressionInputError } from '@singleshot/intake';
+import { errorResponse } from '@singleshot/observability';
+import type { OpenApiJson } from '@singleshot/http';
+import { adminRoute, tagged, type AdminRoute } from '../admin-route';
+import { jsonAnswer, ref } from '../admin-schemas';
 import type { AdminApiDeps } from '../deps';
-import { principalOf } from '../auth';
 import { ApiError } from '../errors';
-import { parseInput } from '../params';
 
-const count = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback);
+const count = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback).meta({ description: `1..${max}, default ${fallback}` });
 const listQuery = z.strictObject({ limit: count(1000, 100), offset: z.coerce.number().int().min(0).max(10_000_000).default(0) });
-const auditQuery = z.strictObject({ limit: count(1000, 100), before: z.string().regex(/^\d{1,15}-\d{1,15}$/, 'expected a stream id such as 1700000000000-0').optional() });
+const auditQuery = z.strictObject({
+  limit: count(1000, 100),
+  before: z.string().regex(/^\d{1,15}-\d{1,15}$/, 'expected a stream id such as 1700000000000-0').optional().meta({ description: 'The next page: entries older than this id (the `before` of the previous answer)' }),
+});
 const recipientParams = z.strictObject({ recipient: z.string().trim().min(1).max(512) });
 
 /** An input the store must not take is the operator's to fix: a 400 naming it. */
@@ -21,58 +25,162 @@ async function checked<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/**
- * The suppression list (docs/feedback.md "Suppression list"): `GET
- * /suppressions` (recipients with their suppressions and opt-outs, paged),
- * `GET /suppressions/audit` (every change, newest first), `GET
- * /suppressions/:recipient`, `POST /suppressions` and `DELETE /suppressions`
- * (origin `operator`, by `dashboard:<who>` as a replay records it). The two
- * changes sit behind the admin API's authentication and origin guard; the
- * claim reads what they wrote, so the answer means no claim after it sends to
- * that recipient (or, for a removal, that the next one may).
- */
-export function suppressionRoutes(deps: AdminApiDeps): Router {
-  const router = Router();
-  const need = () => {
-    if (!deps.suppressions) throw new ApiError(404, 'NOT_FOUND', 'suppressions are not wired in this dashboard');
-    return deps.suppressions;
-  };
+function need(deps: AdminApiDeps): NonNullable<AdminApiDeps['suppressions']> {
+  if (!deps.suppressions) throw new ApiError(404, 'NOT_FOUND', 'suppressions are not wired in this dashboard');
+  return deps.suppressions;
+}
 
-  router.get('/suppressions', async (req, res) => {
-    const { limit, offset } = parseInput(listQuery, req.query, 'query');
-    const page = await need().admin.list(offset, limit);
-    res.json({ offset, limit, ...page });
-  });
+const text = { type: 'string' };
+const notWired = errorResponse('Suppressions are not wired in this dashboard (code `NOT_FOUND`)');
+const changing = {
+  '400': errorResponse('Invalid body (`INVALID_REQUEST`, also for an expiry not in the future), or a channel that is not configured (`UNKNOWN_CHANNEL`)'),
+  '403': errorResponse('From another origin (code `CROSS_ORIGIN`): the same guard as a replay'),
+  '404': notWired,
+};
+const changed = (flag: 'added' | 'removed') => ({
+  type: 'object',
+  required: [flag, 'by', 'recipient'],
+  properties: { [flag]: { type: 'boolean' }, by: text, recipient: ref('RecipientSuppressions') },
+});
 
-  // Before `/:recipient`: "audit" is this listing, not a recipient.
-  router.get('/suppressions/audit', async (req, res) => {
-    const { limit, before } = parseInput(auditQuery, req.query, 'query');
-    const entries = await need().audit({ limit, ...(before ? { before } : {}) });
-    res.json({ limit, entries, ...(entries.length === limit ? { before: entries[entries.length - 1]?.id } : {}) });
-  });
+/** The suppression list's schemas, under the admin document's `components.schemas`. */
+export const SUPPRESSION_SCHEMAS: OpenApiJson = {
+  Suppression: {
+    type: 'object',
+    required: ['channel', 'recipient', 'reason', 'origin', 'by', 'at', 'expired'],
+    properties: {
+      channel: text,
+      recipient: { type: 'string', description: 'As the operation has it: an address is compared lower-cased, other recipients exactly' },
+      category: { type: 'string', description: 'Only this category of the channel (absent: all)' },
+      reason: text,
+      origin: { type: 'string', description: '`bounce`, `complaint`, `unsubscribe` (provider feedback) or `operator`' },
+      by: { type: 'string', description: '`feedback:<provider>:<event id>`, `dashboard:<user>`, `cli:<user@host>`' },
+      at: { type: 'number' },
+      expiresAt: { type: 'number' },
+      expired: { type: 'boolean', description: 'Past its expiry: the claim no longer honours it' },
+    },
+  },
+  RecipientSuppressions: {
+    type: 'object',
+    required: ['recipient', 'suppressions', 'optOuts', 'version'],
+    properties: {
+      recipient: text,
+      suppressions: { type: 'array', items: ref('Suppression') },
+      optOuts: { type: 'array', items: { type: 'object', required: ['at', 'by'], properties: { channel: text, category: text, at: { type: 'number' }, by: text } } },
+      version: { type: 'integer', minimum: 0 },
+    },
+  },
+};
 
-  router.get('/suppressions/:recipient', async (req, res) => {
-    const { recipient } = parseInput(recipientParams, req.params, 'path');
-    res.json(await need().admin.get(recipient));
-  });
+/** `GET /suppressions`: recipients with their suppressions and opt-outs, paged. */
+const listRoute = adminRoute({
+  method: 'GET', path: '/suppressions',
+  query: listQuery,
+  doc: {
+    summary: 'Recipients with suppressions or opt-outs, most recently changed first',
+    responses: {
+      '200': jsonAnswer(
+        {
+          type: 'object',
+          required: ['offset', 'limit', 'recipients', 'nextOffset'],
+          properties: { offset: { type: 'integer' }, limit: { type: 'integer' }, recipients: { type: 'array', items: ref('RecipientSuppressions') }, nextOffset: { type: ['integer', 'null'], description: 'Where the next page starts; null: none' } },
+        },
+        'A page (recipients whose every suppression was removed are left out)',
+      ),
+      '404': notWired,
+    },
+  },
+  handle: async (deps, { query: { limit, offset } }) => ({ body: { offset, limit, ...(await need(deps).admin.list(offset, limit)) } }),
+});
 
-  router.post('/suppressions', async (req, res) => {
-    const { admin } = need();
-    const body = parseInput(suppressionAddSchema, req.body ?? {}, 'body');
-    const by = `dashboard:${principalOf(res).who}`;
+/** `GET /suppressions/audit`: every change, newest first. Before `/:recipient`: "audit" is this listing, not a recipient. */
+const auditRoute = adminRoute({
+  method: 'GET', path: '/suppressions/audit',
+  query: auditQuery,
+  doc: {
+    summary: 'Every change of a suppression or an opt-out (who, when, why), newest first, within the retention period',
+    responses: {
+      '200': jsonAnswer(
+        {
+          type: 'object',
+          required: ['limit', 'entries'],
+          properties: {
+            limit: { type: 'integer' },
+            before: { type: 'string', description: 'Present when the page is full: pass it for the next one' },
+            entries: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['id', 'at', 'change', 'recipient', 'detail'],
+                properties: { id: text, at: { type: 'number' }, change: { enum: ['add', 'add_existing', 'remove', 'opt_outs'] }, recipient: text, detail: { type: 'object', additionalProperties: { type: 'string' } } },
+              },
+            },
+          },
+        },
+        'Audit entries',
+      ),
+      '404': notWired,
+    },
+  },
+  handle: async (deps, { query: { limit, before } }) => {
+    const entries = await need(deps).audit({ limit, ...(before ? { before } : {}) });
+    return { body: { limit, entries, ...(entries.length === limit ? { before: entries[entries.length - 1]?.id } : {}) } };
+  },
+});
+
+/** `GET /suppressions/:recipient`: one recipient's suppressions and opt-outs. */
+const recipientRoute = adminRoute({
+  method: 'GET', path: '/suppressions/:recipient',
+  params: recipientParams,
+  doc: {
+    summary: "A recipient's suppressions and opt-outs (empty lists when none)",
+    responses: { '200': jsonAnswer(ref('RecipientSuppressions'), 'The recipient'), '404': notWired },
+  },
+  handle: async (deps, { params: { recipient } }) => ({ body: await need(deps).admin.get(recipient) }),
+});
+
+/** `POST /suppressions`: an operator's suppression (origin `operator`, by `dashboard:<who>`). */
+const addRoute = adminRoute({
+  method: 'POST', path: '/suppressions',
+  json: { schema: suppressionAddSchema, name: 'SuppressionAdd' },
+  doc: {
+    summary: 'Suppress a recipient on a channel (origin `operator`): no claim after the answer sends to them',
+    responses: {
+      '201': jsonAnswer(changed('added'), 'Added'),
+      '200': jsonAnswer(changed('added'), 'The same suppression existed; the first one stands (added: false)'),
+      ...changing,
+    },
+  },
+  handle: async (deps, { body, who }) => {
+    const { admin } = need(deps);
+    const by = `dashboard:${who}`;
     const added = await checked(() => admin.add(body, by));
     deps.logger.info({ event: 'suppression_added', by, channel: body.channel, category: body.category, added }, 'operator suppression');
-    res.status(added ? 201 : 200).json({ added, by, recipient: await admin.get(body.recipient) });
-  });
+    return { status: added ? 201 : 200, body: { added, by, recipient: await admin.get(body.recipient) } };
+  },
+});
 
-  router.delete('/suppressions', async (req, res) => {
-    const { admin } = need();
-    const body = parseInput(suppressionRemoveSchema, req.body ?? {}, 'body');
-    const by = `dashboard:${principalOf(res).who}`;
+/** `DELETE /suppressions`: the removal of one suppression (the next claims may send again). */
+const removeRoute = adminRoute({
+  method: 'DELETE', path: '/suppressions',
+  json: { schema: suppressionRemoveSchema, name: 'SuppressionRemove' },
+  doc: {
+    summary: 'Remove a suppression: the next claims may send again; nothing it stopped is sent again',
+    responses: { '200': jsonAnswer(changed('removed'), 'Removed (removed: false when there was none)'), ...changing },
+  },
+  handle: async (deps, { body, who }) => {
+    const { admin } = need(deps);
+    const by = `dashboard:${who}`;
     const removed = await checked(() => admin.remove(body, by));
     deps.logger.info({ event: 'suppression_removed', by, channel: body.channel, category: body.category, removed }, 'operator suppression removal');
-    res.json({ removed, by, recipient: await admin.get(body.recipient) });
-  });
+    return { body: { removed, by, recipient: await admin.get(body.recipient) } };
+  },
+});
 
-  return router;
-}
+/**
+ * The suppression list (docs/feedback.md "Suppression list"). The two changes
+ * sit behind the admin API's authentication and origin guard; the claim reads
+ * what they wrote, so the answer means no claim after it sends to that
+ * recipient (or, for a removal, that the next one may).
+ */
+export const SUPPRESSION_ROUTES: readonly AdminRoute[] = tagged('suppressions', [listRoute, auditRoute, recipientRoute, addRoute, removeRoute]);

@@ -2,11 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ParsedUrlQuery } from 'node:querystring';
 import type { z } from 'zod';
 import type { ErrorCode } from '@singleshot/core';
-import type { BodyReadError } from '@singleshot/http';
+import type { BodyReadError, OperationDoc } from '@singleshot/http';
 import type { Producer } from '../producer-auth';
-
-/** A JSON value of the OpenAPI document. */
-export type Json = Record<string, unknown>;
 
 /** What a route's handler gets: the request, its decoded path parameters, query and body. */
 export interface RouteRequest<B> {
@@ -36,14 +33,7 @@ export interface JsonBody<S extends z.ZodType> {
 }
 
 /** One operation of the OpenAPI document, but a JSON route's request body (that comes from its schema). */
-export interface RouteDoc {
-  summary: string;
-  tags: string[];
-  security?: Json[];
-  parameters?: Json[];
-  requestBody?: Json;
-  responses: Json;
-}
+export type RouteDoc = OperationDoc;
 
 /**
  * One ingest endpoint: everything the server, the metrics and the OpenAPI
