@@ -105,14 +105,16 @@ describe('GET /admin/api/digests', () => {
 
   it('answers as the OpenAPI document says', async () => {
     const doc = (await (await fetch(`${base}/openapi.json`)).json()) as object;
-    expect(await documentProblems(doc)).toEqual([]);
-    const check = answerChecker(doc);
     const answers = [
       ['/admin/api/digests', await api('/digests')],
       ['/admin/api/digests?limit=1', await api('/digests?limit=1')],
       ['/admin/api/digests?limit=0', await api('/digests?limit=0')],
       ['/admin/api/digests', await api('/digests', {})],
     ] as const;
+    // The document is checked after the calls: compiling its schemas holds the event loop for seconds on a
+    // loaded machine, which is then not spent between two calls on one kept-alive connection.
+    expect(await documentProblems(doc)).toEqual([]);
+    const check = answerChecker(doc);
     expect(answers.map(([, a]) => a.status)).toEqual([200, 200, 400, 401]);
     expect(answers.flatMap(([url, a]) => check('GET', url, a.status, a.type, a.body))).toEqual([]);
   });

@@ -64,8 +64,6 @@ describe('OpenAPI documents against live answers', () => {
 
   it('ingest: the document is valid OpenAPI 3.1 and every answer matches it', async () => {
     const doc = (await call(ingest, 'GET', '/openapi.json')).body as object;
-    expect(await documentProblems(doc)).toEqual([]);
-    const check = answerChecker(doc);
     const event = JSON.stringify({ id: 'evt-oa', source: 'shop', type: 'order.created', recipients: ['a@example.test'] });
     const answers: Seen[] = [
       await call(ingest, 'GET', '/openapi.json'),
@@ -93,6 +91,10 @@ describe('OpenAPI documents against live answers', () => {
     answers.push(await call(ingest, 'GET', '/readyz'));
     await redis.restart();
 
+    // The document is checked after the calls: compiling its schemas holds the event loop for seconds on a
+    // loaded machine, which is then not spent between two calls on one kept-alive connection.
+    expect(await documentProblems(doc)).toEqual([]);
+    const check = answerChecker(doc);
     const problems = answers.flatMap((a) => check(a.method, a.url, a.status, a.type, a.body));
     expect(problems).toEqual([]);
     expect(answers.map((a) => a.status).sort()).toEqual(expect.arrayContaining([200, 202, 400, 401, 403, 404, 413, 429, 503]));
