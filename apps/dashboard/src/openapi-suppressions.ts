@@ -57,19 +57,19 @@ export const SUPPRESSION_PATHS = {
   '/admin/api/suppressions': {
     get: {
       tags: ['suppressions'],
-      summary: 'Recipients with suppressions or opt-outs, most recently changed first',
+      summary: 'Recipients with a suppression that holds or an opt-out, newest on the list first, paged by cursor',
       parameters: [
         { name: 'limit', in: 'query', schema: { type: 'string', pattern: '^[0-9]+$' }, description: '1..1000, default 100' },
-        { name: 'offset', in: 'query', schema: { type: 'string', pattern: '^[0-9]+$' } },
+        { name: 'cursor', in: 'query', schema: { type: 'string', minLength: 1, maxLength: 2048 }, description: 'The next page: the `nextCursor` of the previous answer (`offset` is refused, 400)' },
       ],
       responses: {
         '200': json(
           {
             type: 'object',
-            required: ['offset', 'limit', 'recipients', 'nextOffset'],
-            properties: { offset: { type: 'integer' }, limit: { type: 'integer' }, recipients: { type: 'array', items: ref('RecipientSuppressions') }, nextOffset: { type: ['integer', 'null'], description: 'Where the next page starts; null: none' } },
+            required: ['limit', 'recipients', 'nextCursor'],
+            properties: { limit: { type: 'integer' }, recipients: { type: 'array', items: ref('RecipientSuppressions') }, nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null: none' } },
           },
-          'A page (recipients whose every suppression was removed are left out)',
+          'A page (recipients whose every suppression was removed or has expired are left out)',
         ),
         ...common,
       },

@@ -7,7 +7,12 @@ import { ApiError } from '../errors';
 import { parseInput } from '../params';
 
 const count = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback);
-const listQuery = z.strictObject({ limit: count(1000, 100), offset: z.coerce.number().int().min(0).max(10_000_000).default(0) });
+const listQuery = z.strictObject({
+  limit: count(1000, 100),
+  cursor: z.string().min(1).max(2048).optional(),
+  // Named, so a client still paging by offset learns why instead of meeting an unknown key.
+  offset: z.undefined({ error: 'the list is paged by cursor: pass the nextCursor of the previous page as cursor' }).optional(),
+});
 const auditQuery = z.strictObject({ limit: count(1000, 100), before: z.string().regex(/^\d{1,15}-\d{1,15}$/, 'expected a stream id such as 1700000000000-0').optional() });
 const recipientParams = z.strictObject({ recipient: z.string().trim().min(1).max(512) });
 
@@ -23,7 +28,8 @@ async function checked<T>(work: () => Promise<T>): Promise<T> {
 
 /**
  * The suppression list (docs/feedback.md "Suppression list"): `GET
- * /suppressions` (recipients with their suppressions and opt-outs, paged),
+ * /suppressions` (recipients with their suppressions and opt-outs, paged by
+ * cursor, newest on the list first),
  * `GET /suppressions/audit` (every change, newest first), `GET
  * /suppressions/:recipient`, `POST /suppressions` and `DELETE /suppressions`
  * (origin `operator`, by `dashboard:<who>` as a replay records it). The two
@@ -39,9 +45,9 @@ export function suppressionRoutes(deps: AdminApiDeps): Router {
   };
 
   router.get('/suppressions', async (req, res) => {
-    const { limit, offset } = parseInput(listQuery, req.query, 'query');
-    const page = await need().admin.list(offset, limit);
-    res.json({ offset, limit, ...page });
+    const { limit, cursor } = parseInput(listQuery, req.query, 'query');
+    const page = await checked(() => need().admin.list(cursor, limit));
+    res.json({ limit, ...page });
   });
 
   // Before `/:recipient`: "audit" is this listing, not a recipient.
