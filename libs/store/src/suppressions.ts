@@ -46,7 +46,8 @@ export function recordKeys(keys: KeyBuilder, recipient: string): string[] {
 
 /**
  * Suppressions and opt-outs (docs/feedback.md). Each change goes to the
- * recipient's record, then to the copy in every shard, before it returns:
+ * recipient's record (with their place on the list SuppressionList reads, in
+ * the same step), then to the copy in every shard, before it returns:
  * the claim of any operation for that recipient reads the copy in its own
  * shard in the same step that claims (claim-8.lua), so once a change has
  * returned, no claim after it sends to a suppressed recipient, scheduled and
