@@ -1,20 +1,32 @@
+import { readFileSync, readdirSync } from 'node:fs';
 import tseslint from 'typescript-eslint';
 import nx from '@nx/eslint-plugin';
 
-// Module boundaries (DESIGN.md "Dependencies point down"): libs never import
-// apps; core imports nothing of ours; ingest, decision and delivery never import
-// each other (only the CLI, which runs them in one process, imports them).
-// Tests may also use the test harness. Nx computes the graph from the
-// TypeScript imports (`npm run lint` refreshes it first with `nx show projects`).
+// Module boundaries (docs/architecture.md, "The libraries": dependencies point
+// down): libs never import apps; core, the published client and the published
+// outbox import nothing of ours; no app imports another, except the CLI, which
+// runs them in one process. Tests may also use the test harness. Nx computes
+// the graph from the TypeScript imports (`npm run lint` refreshes it first with
+// `nx show projects`).
+
+// Every app's `app:<name>` tag, read from apps/*/project.json, so a new app
+// gets the no-other-app rule without an edit here.
+const appTags = readdirSync(new URL('./apps/', import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .flatMap((entry) => JSON.parse(readFileSync(new URL(`./apps/${entry.name}/project.json`, import.meta.url), 'utf8')).tags ?? [])
+  .filter((tag) => tag.startsWith('app:'));
+const appRules = appTags
+  .filter((tag) => tag !== 'app:cli')
+  .map((tag) => ({ sourceTag: tag, notDependOnLibsWithTags: appTags.filter((other) => other !== tag) }));
+
 const constraints = (extraForTests) => [
   { sourceTag: 'scope:core', onlyDependOnLibsWithTags: extraForTests ? ['type:test'] : [] },
   // The published producer client (@singleshot/client) ships alone: nothing of ours at run time.
   { sourceTag: 'scope:client', onlyDependOnLibsWithTags: extraForTests ? ['type:test'] : [] },
   { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib', ...(extraForTests ? ['type:test'] : [])] },
-  { sourceTag: 'app:ingest', notDependOnLibsWithTags: ['app:decision', 'app:delivery', 'app:cli', 'app:dashboard'] },
-  { sourceTag: 'app:decision', notDependOnLibsWithTags: ['app:ingest', 'app:delivery', 'app:cli', 'app:dashboard'] },
-  { sourceTag: 'app:delivery', notDependOnLibsWithTags: ['app:ingest', 'app:decision', 'app:cli', 'app:dashboard'] },
-  { sourceTag: 'app:dashboard', notDependOnLibsWithTags: ['app:ingest', 'app:decision', 'app:delivery', 'app:cli'] },
+  // The published outbox (@singleshot/outbox) ships alone too (`pg` is its peer dependency).
+  { sourceTag: 'scope:outbox', onlyDependOnLibsWithTags: extraForTests ? ['type:test'] : [] },
+  ...appRules,
   { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib', 'type:app', ...(extraForTests ? ['type:test'] : [])] },
   // The harness (servers, sinks, process control) imports nothing of ours, so
   // lib tests can use it without closing a dependency cycle.

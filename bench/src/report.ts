@@ -12,7 +12,7 @@ export interface Summary {
   /**
    * Each round's notifications/s, in round order. Round i of every system ran
    * back to back, so round i of two systems is a pair that shares the machine's
-   * state of that moment (results written before this field lack it).
+   * state of that moment (optional: a stored result may lack it).
    */
   perSecondByRound?: number[];
   latencyMs: { p50: number; p95: number; p99: number };

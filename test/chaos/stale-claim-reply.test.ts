@@ -17,25 +17,25 @@ import {
 import { testRuntime } from '../support/runtime';
 import { deliverJob } from '@singleshot/test-jobs';
 
-// A finding of the chaos suite (seed 4, 300 events: 10 operations POSTed twice
-// after a SIGSTOP of a delivery process), made deterministic:
+// A claim reply read after a pause (the chaos suite's seed 4 with 300 events
+// runs into it after a SIGSTOP of a delivery process), made deterministic:
 //
 // 1. worker A sends the claim script; Redis runs it (fence 1, lock with the lease);
 // 2. A is SIGSTOPped before it reads the reply (held 700 ms by the proxy here,
 //    any pause between Redis running the claim and A reading the answer will do);
 // 3. the lease and A's BullMQ job lock run out; worker B takes the stalled job,
 //    claims (fence 2), reconciles (lookup: not found), sends, commits `sent`;
-// 4. A is continued, reads the claim reply and starts its lease clock *now*
-//    (keepLease set leaseUntil = now() + leaseMs after the claim resolved), so
-//    it believed it held a full lease and POSTed the operation a second time.
-//    Its commit is rejected by the fence, but the provider already has two POSTs:
-//    an idempotent provider absorbs the second, plain SMTP would not.
+// 4. A is continued and reads the claim reply. Were its lease clock started
+//    only then (leaseUntil = now() + leaseMs after the claim resolved), A would
+//    believe it held a full lease and POST the operation a second time. Its
+//    commit would be rejected by the fence, but the provider would already have
+//    two POSTs: an idempotent provider absorbs the second, plain SMTP would not.
 //
-// Fixed in apps/delivery: the lease now runs from when the claim was sent
-// (`keepLease({ startedAt: claimSentAt })`), so A finds its lease spent on
+// So the lease runs from when the claim was sent
+// (`keepLease({ startedAt: claimSentAt })`): A finds its lease spent on
 // waking, releases instead of sending, and its commit is stale.
 
-describe('regression: a claim reply read after a pause (chaos seed 4)', () => {
+describe('a claim reply read after a pause (chaos seed 4)', () => {
   let redis: TestRedis;
   let sink: HttpSink;
   let proxy: FaultProxy;
@@ -85,7 +85,7 @@ describe('regression: a claim reply read after a pause (chaos seed 4)', () => {
     expect(sink.accepted.get(key)?.count).toBe(1);
 
     a.signal('SIGCONT');
-    // A either sends again (the bug) or commits stale/releases: wait for its stale-commit warning or a second POST.
+    // A either sends again (a double send) or commits stale/releases: wait for its stale-commit warning or a second POST.
     await waitUntil(
       () => sink.countFor(key) > 1 || a.logs.some((l) => l.event === 'fence_superseded'),
       'worker A to act on its stale claim',

@@ -150,7 +150,7 @@ export function checkDockerfile(text: string, ignoreRules: readonly string[]): s
   return problems;
 }
 
-/** The Node.js major the image builds and runs on: the LTS line `.ci/run` tests besides the machine's Node 20. */
+/** The Node.js major the image builds and runs on: the main line, the one `.ci/run` runs `npm test` on. */
 export const IMAGE_NODE_MAJOR = 22;
 
 /**

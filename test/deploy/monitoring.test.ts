@@ -19,7 +19,7 @@ const read = (path: string) => readFileSync(file(path), 'utf8');
 /** promtool from Debian's `prometheus` package; its absence is a failure, not a skip. */
 function promtool(args: string[]): { status: number | null; output: string } {
   if (!which('promtool')) {
-    throw new Error('promtool is not installed: `apt-get install -y prometheus` (Debian) provides it; .ci/run installs it in CI');
+    throw new Error('promtool is not installed: `npm run setup` installs it (the prometheus package, tools/system-packages.txt)');
   }
   return runTool('promtool', args);
 }

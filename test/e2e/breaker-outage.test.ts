@@ -14,14 +14,13 @@ import {
 } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
 
-// Outages longer than the circuit breaker (issue 10, finding 6). A provider
-// that reads each request and then hangs, for OUTAGE_MS (40 s, the issue's
-// scenario; BREAKER_OUTAGE_MS overrides it), then recovers; 45 notifications;
-// attempts 5, backoff [200, 500, 1000], breaker defaults (5 failures, 30 s
-// cooldown). On main, every half-open cycle let each waiting job claim (one
-// attempt) and then skip at the breaker. Now waiting never claims: every
-// notification is delivered exactly once and none is dead, and while they
-// wait it shows (`ops show` fields, `singleshot_operations_waiting`).
+// Outages longer than the circuit breaker. A provider that reads each request
+// and then hangs, for OUTAGE_MS (40 s by default; BREAKER_OUTAGE_MS overrides
+// it), then recovers; 45 notifications; attempts 5, backoff [200, 500, 1000],
+// breaker defaults (5 failures, 30 s cooldown). A job waiting at the breaker
+// never claims, so half-open cycles use up no attempt: every notification is
+// delivered exactly once and none is dead, and while they wait it shows
+// (`ops show` fields, `singleshot_operations_waiting`).
 const OUTAGE_MS = Number(process.env.BREAKER_OUTAGE_MS ?? 40_000);
 const MAILS = 45;
 const DELIVERY = { leaseMs: 5_000, attempts: 5, backoffMs: [200, 500, 1_000], concurrency: 8, metricsPort: 0 };

@@ -141,7 +141,7 @@ describe('the /admin/digests page', () => {
   });
 
   it('renders in a browser as a table a person reads (screenshot in test-artifacts/)', async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (Debian); .ci/run must install it`);
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: npm run setup installs it (tools/system-packages.txt)`);
     mkdirSync(ARTIFACTS, { recursive: true });
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
     try {

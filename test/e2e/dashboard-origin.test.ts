@@ -8,9 +8,9 @@ import type { Runtime } from '@singleshot/runtime';
 import { startTestRedis, waitUntil, type TestRedis } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
 
-// Cross-site request forgery against the dashboard (issue 10, finding 2): a
-// page on another site made the operator's browser POST a replay with the
-// browser's saved basic credentials. Here a page served from another origin
+// Cross-site request forgery against the dashboard: a page on another site
+// could make the operator's browser POST a replay with the browser's saved
+// basic credentials. Here a page served from another origin
 // (http://localhost:<other port>, the dashboard is on 127.0.0.1) submits a
 // form to the admin API's replay and one to a Bull Board action, in Chromium
 // with the operator's credentials; each is refused with 403 before it reaches

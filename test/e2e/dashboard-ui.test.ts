@@ -45,7 +45,7 @@ async function localOnly(context: BrowserContext): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (Debian); .ci/run must install it`);
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: npm run setup installs it (tools/system-packages.txt)`);
   mkdirSync(ARTIFACTS, { recursive: true });
   redis = await startTestRedis();
   sink = await startHttpSink();

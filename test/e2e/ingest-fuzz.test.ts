@@ -21,7 +21,7 @@ import {
 import { testRuntime } from '../support/runtime';
 
 // Property-based fuzzing of every ingest entry point against a real ingest
-// process and a real Redis (issue 10, finding 3): every input gets a 2xx or a
+// process and a real Redis: every input gets a 2xx or a
 // 4xx (a 503 only while Redis is down), the process never dies, and every
 // message answered `accepted` has its decide job in Redis.
 //

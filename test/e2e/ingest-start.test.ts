@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { CLI_MAIN, REPO_ROOT, writeConfigFile } from '@singleshot/test-harness';
 
-// Ingest refuses to listen beyond loopback without producer credentials
-// (issue 10, finding 1): exit 2 with INGEST_AUTH_REQUIRED, before Redis is
+// Ingest refuses to listen beyond loopback without producer credentials:
+// exit 2 with INGEST_AUTH_REQUIRED, before Redis is
 // touched (the Redis URL here points nowhere), for the app alone and for
 // `singleshot start`.
 async function run(args: string[], config: Record<string, unknown>): Promise<{ code: number | null; stderr: string }> {

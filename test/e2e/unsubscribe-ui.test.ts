@@ -58,7 +58,7 @@ async function ended(id: string): Promise<{ status?: string; reason?: string }> 
 const mailOf = (id: string) => smtp.messages.find((m) => m.messageId?.startsWith(`<${opOf(id)}@`));
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (Debian); .ci/run must install it`);
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: npm run setup installs it (tools/system-packages.txt)`);
   [redis, smtp] = await Promise.all([startTestRedis(), startSmtpSink()]);
   const port = await freePort();
   ingest = `http://127.0.0.1:${port}`;

@@ -15,8 +15,8 @@ export interface RunningApps {
  * Runs some or all apps in this process on one runtime (the embedded mode).
  * They share nothing but Redis, exactly as when each runs in its own container.
  * Each app's code is loaded only when it runs here: a delivery process never
- * loads ingest's HTTP stack or the dashboard, and so keeps a heap a fraction
- * the size (less to load, less for every major GC to mark).
+ * loads ingest's HTTP stack or the dashboard, and so keeps a smaller heap
+ * (less to load, less for every major GC to mark).
  */
 export async function runApps(
   rt: Runtime,

@@ -44,7 +44,7 @@ export async function deadOnArrival(job: DeliverJobData, problem: string, deps: 
     return;
   }
   // 'terminal' (dead before: a redelivered decide job) re-adds its record (a no-op
-  // when it is there); 'duplicate' (sent by an older version without the check) has none.
+  // when it is there); 'duplicate' (sent before a config change made the recipient invalid) has none.
   if (claim.kind === 'duplicate') return;
   await ensureDeadRecord({ ...deps, operations: deps.operations, now }, { operationKey: job.operationKey, job, reason: INVALID_RECIPIENT, error });
 }

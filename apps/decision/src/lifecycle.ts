@@ -71,7 +71,7 @@ export async function settle(
     if (tombstone && tombstoneCovers(tombstone, job.recipient)) cancelled.push(job);
     // Any time still ahead is scheduled, however close: "send at" promises "not
     // before", and a decision that runs late (a backlog, a restart) can come
-    // within a moment of it. Sending such an operation now sent it early.
+    // within a moment of it. Sending such an operation now would send it early.
     else if (job.dueAt !== undefined && job.dueAt > now) scheduled.push(job);
     else settled.now.push(job);
   }

@@ -130,7 +130,7 @@ export function startDecision(rt: Runtime): DecisionApp {
       connectionName: 'decide-worker',
       // The processor's writes (deliver jobs, the decision record) go out on
       // the client connection; the worker's fetch and completion commands
-      // share its socket writes (a third fewer write syscalls per job).
+      // share its socket writes: fewer write syscalls per job.
       shareClientConnection: true,
       concurrency: rt.config.decision.concurrency,
       // A killed worker's job comes back after the stall check; many stalls in a

@@ -237,8 +237,8 @@ describe('circuit breaker in the chain', () => {
     expect(delayMs).toBeGreaterThanOrEqual(5000);
     expect(delayMs).toBeLessThan(5250);
     expect(a.calls).toHaveLength(1);
-    // Regression (chaos suite, seed 7): a skip must not use up an attempt, or good
-    // operations die with every claim BREAKER_OPEN and no provider ever called.
+    // A skip must not use up an attempt, or good operations die with every
+    // claim BREAKER_OPEN and no provider ever called (chaos suite, seed 7).
     expect(await ops.get(data.operationKey)).toBeNull();
   });
 

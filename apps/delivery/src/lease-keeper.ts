@@ -60,10 +60,10 @@ interface KeepLeaseInput {
 /**
  * One interval per extension period for every lease of the process, ticking
  * twice per period. Most sends end in milliseconds: arming and clearing a
- * timer (and its closures) per claim was work for nothing. A keeper extends
+ * timer (and its closures) per claim would be work for nothing. A keeper extends
  * on every second tick it sees, so its first extension comes between half a
- * period and a period after the claim (a third of the lease at the latest, as
- * before), then once per period; a lease that ran out while an extension hangs
+ * period and a period after the claim (a third of the lease at the latest),
+ * then once per period; a lease that ran out while an extension hangs
  * is noticed within half a period.
  */
 class Ticker {

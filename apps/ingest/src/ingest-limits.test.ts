@@ -68,7 +68,7 @@ describe('slow and many clients', () => {
     let closed = false;
     socket.once('close', () => (closed = true));
     socket.write('POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Ty');
-    // Bounded well below node's own defaults (60 s, checked every 30 s: 90 s on main).
+    // Bounded well below node's own defaults (60 s, checked every 30 s: up to 90 s).
     await waitUntil(() => closed, 'the server to hang up on the stalled client', { timeoutMs: 15_000 });
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
   });

@@ -1,6 +1,6 @@
 import type PDFDocumentType from 'pdfkit';
 
-// pdfkit (about 5 MB of heap) loads on the first PDF: only the render app makes them.
+// pdfkit (megabytes of heap) loads on the first PDF: only the render app makes them.
 let pdfkit: Promise<typeof PDFDocumentType> | undefined;
 const loadPdfkit = () => (pdfkit ??= import('pdfkit').then((m) => m.default));
 

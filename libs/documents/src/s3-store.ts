@@ -23,7 +23,7 @@ function statusOf(err: unknown): number | undefined {
 
 type S3Sdk = typeof import('@aws-sdk/client-s3');
 
-// The S3 SDK (about 5 MB of heap) loads when the first S3 store is made, so a
+// The S3 SDK (megabytes of heap) loads when the first S3 store is made, so a
 // process with the Redis document store, or with none, never pays it.
 let s3Sdk: Promise<S3Sdk> | undefined;
 const loadS3Sdk = () => (s3Sdk ??= import('@aws-sdk/client-s3'));

@@ -6,7 +6,7 @@
  *
  * Why a limit at all: JSON.parse accepts thousands of levels, but later
  * recursive steps (BullMQ's JSON.stringify of the job data, templates) blow
- * the stack on them; a RangeError there used to be answered as a Redis outage.
+ * the stack on them, and a RangeError that deep would be answered as a Redis outage.
  */
 export function jsonDepth(text: string, limit: number): number {
   let depth = 0;

@@ -63,7 +63,7 @@ export function readBody(req: IncomingMessage, limit: number, done: (error: Body
   req.on('data', onData);
   req.on('end', onEnd);
   // A broken-off request emits 'aborted' first; its 'error' that follows is
-  // not emitted at all without a listener (node 20), so none is attached.
+  // not emitted at all without a listener, so none is attached.
   req.on('aborted', onAborted);
 }
 

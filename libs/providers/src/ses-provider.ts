@@ -14,7 +14,7 @@ export const SES_OPERATION_TAG = 'singleshot-operation';
 
 type SesSdk = typeof import('@aws-sdk/client-sesv2');
 
-// The SES SDK (about 4 MB of heap) loads when an `ses` provider is configured, not in every process.
+// The SES SDK (megabytes of heap) loads when an `ses` provider is configured, not in every process.
 let sesSdk: Promise<SesSdk> | undefined;
 const loadSesSdk = () => (sesSdk ??= import('@aws-sdk/client-sesv2'));
 

@@ -27,7 +27,7 @@ function formBody(data: unknown): string {
   return form.toString();
 }
 
-// The twilio SDK (about 6 MB of heap) loads on the first SMS, not in every process.
+// The twilio SDK (megabytes of heap) loads on the first SMS, not in every process.
 let twilioSdk: Promise<typeof twilioType> | undefined;
 const loadTwilio = () => (twilioSdk ??= import('twilio').then((m) => m.default));
 

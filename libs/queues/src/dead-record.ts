@@ -24,7 +24,7 @@ export async function ensureDeadRecord(
   await deps.addDead({
     operationKey: dead.operationKey,
     job: dead.job,
-    // A reason read back from the state was written by one of the endings above, or by an older version: kept as stored.
+    // A reason read back from the state is kept as stored, whichever ending wrote it.
     reason: dead.reason ?? record?.reason ?? ('unknown' satisfies DeadReason),
     error: dead.error ?? { code: record?.lastErrorCode ?? 'UNKNOWN', message: record?.lastError ?? '' },
     attempts,

@@ -145,8 +145,8 @@ const PARALLEL_ADD_MAX = 16;
  * key. One round trip (one per partition touched, in parallel, on a cluster).
  * A small fan-out uses parallel `add`s, sent in one socket write (the
  * connection batches a turn's writes): `addBulk` builds an ioredis pipeline,
- * whose constructor copies every BullMQ script onto it and was the largest
- * single item in the decision worker's profile. Each add is idempotent by job
+ * whose constructor copies every BullMQ script onto it, a cost per call that
+ * parallel adds do not have. Each add is idempotent by job
  * id, so a partial failure is repaired by the decide job's retry, as with addBulk.
  */
 export async function enqueueDeliveries(queues: Pick<Queues, 'deliverOf'>, jobs: DeliverJobData[]): Promise<void> {

@@ -119,7 +119,7 @@ export class Cancellations {
       const colon = target.indexOf(':');
       const channel = colon < 0 ? '' : target.slice(0, colon);
       const recipient = colon < 0 ? '' : target.slice(colon + 1);
-      // A recorded operation without a target (an earlier version's record) is cancelled by a cancel of all only.
+      // A recorded operation without a target ('' above) is cancelled by a cancel of all only.
       if (wanted && !wanted.has(recipient)) continue;
       targets.push({ operationKey: pairs[i] as string, recipient, channel });
     }

@@ -312,8 +312,8 @@ export class KeyBuilder {
 
   /**
    * The former layout's set of operation keys a message fanned out to (a key of
-   * its own, about 430 bytes per message). Nothing writes it any more; it is
-   * still read so records written before the change show their operations
+   * its own per message, dearer than fields of the message record). Read
+   * only, never written: records kept in that layout show their operations
    * until they expire (retention).
    */
   messageOps(messageKey: string): string {

@@ -120,9 +120,9 @@ export class MessageStore {
    *
    * Each operation key is a field of the message record (value empty): an
    * operation key is 64 hex digits, which fits the compact (listpack) hash
-   * encoding's 64-byte limit, and a field costs about 70 bytes where a set of
-   * its own cost about 430 per message. A redelivered decision adds the same
-   * fields again, a union as the set's SADD was.
+   * encoding's 64-byte limit, and fields of the record cost far less memory
+   * than a set of their own per message. A redelivered decision adds the same
+   * fields again: a union, as a set's SADD would be.
    */
   async markDecided(messageKey: string, operationKeys: string[], trace?: string): Promise<boolean> {
     return (await this.recordDecision(messageKey, operationKeys.map((operationKey) => ({ operationKey, target: '' })), 0, trace)).first;

@@ -54,9 +54,9 @@ export interface OperationRecord {
   createdAt?: number;
   updatedAt?: number;
   /**
-   * When it was sent. No longer stored, to save memory: a sent operation is terminal
+   * When it was sent. Not stored, to save memory: a sent operation is terminal
    * and never written again, so it is the `updatedAt` of a `sent` operation
-   * (records written before keep their own `sentAt`, which is read first).
+   * (a record that has a `sentAt` of its own is read first).
    */
   sentAt?: number;
   /** Until when the current claim holds the lease; gone once the operation is terminal. */

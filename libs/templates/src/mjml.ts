@@ -1,8 +1,8 @@
 import type mjml2htmlType from 'mjml';
 import { TemplateError } from './engine';
 
-// mjml is the largest package we ship (about 16 MB of heap and 0.6 s to load):
-// loaded on the first MJML template, so a process without one never pays it.
+// mjml is the largest package we ship, in heap and in time to load: loaded on
+// the first MJML template, so a process without one never pays it.
 let mjml: Promise<typeof mjml2htmlType> | undefined;
 const loadMjml = () => (mjml ??= import('mjml').then((m) => m.default));
 

@@ -21,7 +21,7 @@
     { decided (1|0), first (1|0), opKey1, target1, opKey2, target2, ... }
     decided: the decision recorded its operations; first: this is the
     message's first cancel (for the journal and metrics). target is
-    `channel:recipient` ('' for operations recorded by an earlier version).
+    `channel:recipient` ('' for an operation recorded without its target).
     A digest membership the decision recorded comes as the pair
     `dg:<group>`, JSON [route, recipient, key, channel], for the caller to take the
     message out of that digest (digest-remove-3.lua).

@@ -118,7 +118,7 @@ if outcome == 'sent' then redis.call('HDEL', dataKey, 'job') end
 redis.call('HSET', opKey, unpack(fields))
 -- A terminal operation holds no lease and has no owner: kept, the fields would
 -- cost every retained operation their bytes (memory-budget.test.ts pins the
--- budget per operation). 'claimedAt' is only in states claimed by an earlier version.
+-- budget per operation). 'claimedAt' goes too, where a state still carries one.
 if isTerminal(status) then redis.call('HDEL', opKey, 'owner', 'leaseUntil', 'claimedAt') end
 redis.call('DEL', lockKey)
 retain(opKey, o.retentionMs)

@@ -17,7 +17,7 @@
   page's arrivals per channel), set with that channel's first arrival.
 
   One read and one write: the counters are computed here (the script is atomic,
-  so this equals HSETNX + HINCRBY + HINCRBY + HSET, at a third of the commands).
+  so this equals HSETNX + HINCRBY + HINCRBY + HSET, in fewer commands).
 ]]
 --@include "include/retain.lua"
 local key = KEYS[1]
