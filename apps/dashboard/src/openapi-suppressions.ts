@@ -60,7 +60,7 @@ export const SUPPRESSION_PATHS = {
       summary: 'Recipients with a suppression that holds or an opt-out, newest on the list first, paged by cursor',
       parameters: [
         { name: 'limit', in: 'query', schema: { type: 'string', pattern: '^[0-9]+$' }, description: '1..1000, default 100' },
-        { name: 'cursor', in: 'query', schema: { type: 'string', minLength: 1, maxLength: 2048 }, description: 'The next page: the `nextCursor` of the previous answer (`offset` is refused, 400)' },
+        { name: 'cursor', in: 'query', schema: { type: 'string', minLength: 1, maxLength: 8192 }, description: 'The next page: the `nextCursor` of the previous answer (`offset` is refused, 400)' },
       ],
       responses: {
         '200': json(

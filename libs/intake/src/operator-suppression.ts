@@ -39,7 +39,7 @@ export class SuppressionInputError extends SingleshotError {
   }
 }
 
-const cursorSchema = z.tuple([z.int().min(0), z.string().min(1).max(512)]);
+const cursorSchema = z.tuple([z.int().min(0), z.string().min(1)]);
 
 /** A position in the list as the API hands it out: opaque, base64url of `[at, recipient]`. */
 export function encodeCursor(position: SuppressionListPosition): string {

@@ -9,7 +9,7 @@ import { parseInput } from '../params';
 const count = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback);
 const listQuery = z.strictObject({
   limit: count(1000, 100),
-  cursor: z.string().min(1).max(2048).optional(),
+  cursor: z.string().min(1).max(8192).optional(),
   // Named, so a client still paging by offset learns why instead of meeting an unknown key.
   offset: z.undefined({ error: 'the list is paged by cursor: pass the nextCursor of the previous page as cursor' }).optional(),
 });
