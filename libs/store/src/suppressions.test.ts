@@ -80,6 +80,14 @@ describe('suppressions in the claim', () => {
     expect(await ops.claim({ ...before, owner: 'w2' })).toEqual({ kind: 'terminal', status: 'suppressed' });
   });
 
+  it('a repeat with an expiry leaves the first one standing in the claim too, not only in the record', async () => {
+    await supp.add({ channel: 'email', recipient: 'first@x.test', reason: 'hard_bounce', origin: 'bounce', by: 'feedback' });
+    expect(await supp.add({ channel: 'email', recipient: 'first@x.test', reason: 'operator', origin: 'operator', by: 'ops', expiresAt: clock + 1_000 })).toBe(false);
+    clock += 2_000;
+    expect(await ops.claim(claimOf('first@x.test'))).toEqual({ kind: 'suppressed', reason: 'recipient_suppressed' });
+    expect((await supp.get('first@x.test')).suppressions).toMatchObject([{ reason: 'hard_bounce' }]);
+  });
+
   it('a suppression during an in-doubt attempt: the next claim reconciles and does not send', async () => {
     const claim = claimOf('doubt@x.test');
     const first = await ops.claim(claim);

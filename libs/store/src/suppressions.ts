@@ -69,9 +69,10 @@ export class Suppressions {
     const at = entry.at ?? this.now();
     const field = suppressionField(entry);
     const value = JSON.stringify({ reason: entry.reason, origin: entry.origin, by: entry.by, at, ...(entry.expiresAt !== undefined ? { expiresAt: entry.expiresAt } : {}) });
-    const [changed] = (await this.write(entry.recipient, { mode: 'add', field, value })) as [number, string];
-    // Written to every shard again even when it existed: a change interrupted half-way is completed by its repeat.
-    await this.copy(entry.recipient, { set: [field, entry.expiresAt === undefined ? '' : decimal(entry.expiresAt)], remove: [] });
+    const [changed, , expiry] = (await this.write(entry.recipient, { mode: 'add', field, value })) as [number, string, string];
+    // Written to every shard again even when it existed (with the expiry of the one that stands): a change
+    // interrupted half-way is completed by its repeat.
+    await this.copy(entry.recipient, { set: [field, expiry], remove: [] });
     await this.touch(entry.recipient, changed === 1 ? 'add' : 'add_existing', { field, by: entry.by, reason: entry.reason, origin: entry.origin });
     return changed === 1;
   }

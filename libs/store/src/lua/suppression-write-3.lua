@@ -25,7 +25,8 @@
     { changed (1|0), version, removedField1, ... }
     add: changed is 0 when the entry exists and still holds (the first one
     stands: a bounce reported three times is one suppression); an expired one
-    is replaced, so the record says what the copies enforce;
+    is replaced; a third value is the expiry of the entry that stands ('' for
+    none), the one the copies get, so they enforce what the record says;
     remove: 0 when there was none;
     preferences: version is the new opt-out version, the removed fields follow;
     opt-out: changed is 0 when the recipient had opted out so already (the
@@ -87,7 +88,8 @@ elseif o.mode == 'add' then
       changed = 1
     end
   end
-  out = { changed, redis.call('HGET', key, 'pv') or '0' }
+  local e = cjson.decode(redis.call('HGET', key, o.field)).expiresAt
+  out = { changed, redis.call('HGET', key, 'pv') or '0', e == nil and '' or string.format('%.0f', tonumber(e)) }
 elseif o.mode == 'remove' then
   out = { redis.call('HDEL', key, o.field), redis.call('HGET', key, 'pv') or '0' }
 elseif o.mode == 'opt-out' then
