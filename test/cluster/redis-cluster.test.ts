@@ -1,6 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
-import { ActiveIndex, JournalReader, KeyBuilder, checkRedisServers, createRedis, isCluster, slotOf, waitForReplicas, whenReady, type RedisClient } from '@singleshot/store';
+import {
+  ActiveIndex,
+  JournalReader,
+  KeyBuilder,
+  SuppressionList,
+  Suppressions,
+  checkRedisServers,
+  createRedis,
+  isCluster,
+  slotOf,
+  waitForReplicas,
+  whenReady,
+  type RedisClient,
+  type SuppressionListPosition,
+} from '@singleshot/store';
 import { startTestRedisCluster, waitUntil, type TestRedisCluster } from '@singleshot/test-harness';
 
 let cluster: TestRedisCluster;
@@ -71,6 +85,50 @@ describe('the test cluster and the connection factory', () => {
     expect(seen.map((e) => [e.shard, e.type]).sort()).toEqual([[11, 'in_doubt'], [5, 'dead']].sort());
     for (const shard of [2, 9, 14]) await redis.zadd(keys.activeIndex(shard), -Date.now(), `op-${shard}`);
     expect(await new ActiveIndex(redis, keys).inDoubtCount()).toBe(3);
+  });
+
+  it("keeps the suppression list's index per shard in its records' slot, over every master; pages, prunes and migrates across slots", async () => {
+    // Each shard's index lives in the slot of the records it lists: the write
+    // script changes a record and its place on the list on one master.
+    const keys = new KeyBuilder('sc', 16);
+    let clock = 1_700_000_000_000;
+    const now = () => clock;
+    const supp = new Suppressions(redis, keys, { retentionMs: 86_400_000, now });
+    const list = new SuppressionList(redis, keys, { now });
+    const readAll = async (limit: number) => {
+      const seen: string[] = [];
+      let after: SuppressionListPosition | undefined;
+      do {
+        const page = await list.page(limit, after);
+        seen.push(...page.recipients.map((r) => r.recipient));
+        after = page.next ?? undefined;
+      } while (after);
+      return seen;
+    };
+    const recipients = Array.from({ length: 40 }, (_, i) => `c${String(i).padStart(2, '0')}@x.test`);
+    for (const [i, recipient] of recipients.entries()) {
+      clock += 1;
+      await supp.add({ channel: 'email', recipient, reason: 'hard_bounce', origin: 'bounce', by: 'feedback', ...(i % 8 === 0 ? { expiresAt: clock + 1_000 } : {}) });
+      expect(slotOf(keys.suppressionIndexOf(recipient))).toBe(slotOf(keys.suppressions(recipient)));
+      expect(slotOf(keys.suppressionExpiryOf(recipient))).toBe(slotOf(keys.suppressions(recipient)));
+      expect(await redis.zscore(keys.suppressionIndexOf(recipient), recipient)).toBe(String(clock));
+    }
+    const used = keys.allSuppressionIndexes().filter((_, shard) => recipients.some((r) => keys.suppressionIndexOf(r) === keys.suppressionIndex(shard)));
+    const masters = new Set(used.map((key) => (isCluster(redis) ? redis.slots[slotOf(key)]?.[0] : '')));
+    expect(masters.size).toBe(3);
+
+    expect(await readAll(6)).toEqual([...recipients].reverse());
+    await supp.remove({ channel: 'email', recipient: 'c01@x.test', by: 'ops' });
+    clock += 1_000;
+    const left = recipients.filter((r, i) => i % 8 !== 0 && r !== 'c01@x.test');
+    expect(await readAll(6)).toEqual([...left].reverse());
+    for (const shard of keys.allSuppressionIndexes()) expect(await redis.zcard(shard)).toBe(left.filter((r) => keys.suppressionIndexOf(r) === shard).length);
+
+    // The former single index, in a slot of its own, moves into the shards on the next page.
+    for (const shard of keys.allSuppressionIndexes()) await redis.del(shard);
+    await redis.zadd(keys.legacySuppressionIndex(), ...left.flatMap((r, i) => [i + 1, r]));
+    expect(await readAll(7)).toEqual([...left].reverse());
+    expect(await redis.exists(keys.legacySuppressionIndex())).toBe(0);
   });
 
   it('survives a SIGKILLed master: its replica is promoted and the written keys are still there', async () => {

@@ -99,11 +99,18 @@ describe('POST and DELETE /admin/api/suppressions', () => {
     const list = await api('/suppressions');
     expect(list.status).toBe(200);
     expect((list.body.recipients as Array<{ recipient: string }>).map((r) => r.recipient)).toEqual(['later@x.test', 'held@x.test']);
-    expect(list.body).toMatchObject({ offset: 0, limit: 100, nextOffset: null });
+    expect(list.body).toMatchObject({ limit: 100, nextCursor: null });
     const page = await api('/suppressions?limit=1');
-    expect(page.body).toMatchObject({ nextOffset: 1, recipients: [{ recipient: 'later@x.test' }] });
-    expect((await api('/suppressions?limit=1&offset=1')).body).toMatchObject({ recipients: [{ recipient: 'held@x.test' }] });
+    expect(page.body).toMatchObject({ recipients: [{ recipient: 'later@x.test' }] });
+    expect(page.body.nextCursor).toEqual(expect.any(String));
+    const next = await api(`/suppressions?limit=1&cursor=${encodeURIComponent(String(page.body.nextCursor))}`);
+    expect(next.body).toEqual({ limit: 1, recipients: [expect.objectContaining({ recipient: 'held@x.test' })], nextCursor: null });
     expect((await api('/suppressions?limit=0')).status).toBe(400);
+    // Paging by offset is refused by name, never ignored.
+    const byOffset = await api('/suppressions?limit=1&offset=1');
+    expect(byOffset).toMatchObject({ status: 400, body: { error: { code: 'INVALID_REQUEST', details: [{ path: 'query.offset' }] } } });
+    expect(String((byOffset.body.error as Json).message)).toContain('paged by cursor');
+    expect(await api('/suppressions?cursor=bm90LWEtY3Vyc29y')).toMatchObject({ status: 400, body: { error: { code: 'INVALID_REQUEST' } } });
     const one = await api(`/suppressions/${encodeURIComponent('LATER@x.test')}`);
     expect(one.body).toMatchObject({ recipient: 'later@x.test', suppressions: [{ category: 'news', expiresAt: Date.parse('2999-01-01T00:00:00Z'), expired: false }] });
     const audit = await api('/suppressions/audit?limit=2');

@@ -49,6 +49,8 @@ describe('singleshot suppressions', () => {
     [['add', 'x@x.test', '--channel', 'pigeon', '--reason', 'r'], 'no channel "pigeon"'],
     [['remove', 'x@x.test'], '--channel'],
     [['list', '--limit', '0'], '--limit'],
+    [['list', '--offset', '10'], '--offset is gone: the list is paged by --cursor'],
+    [['list', '--cursor', 'not-a-cursor'], 'cursor: not one this list handed out'],
     [['show', ' '], 'RECIPIENT'],
   ])('%j exits 2 naming %s', async (args, named) => {
     const { status, stderr } = cli(...args);
@@ -75,13 +77,23 @@ describe('singleshot suppressions', () => {
     expect(show.status).toBe(0);
     expect(show.stdout).toMatch(/held@x\.test\s+webhook\s+\*\s+asked by support\s+operator\s+cli:ops/);
     const list = cli('list', '--json');
-    expect(JSON.parse(list.stdout)).toMatchObject({ nextOffset: null, recipients: [{ recipient: 'held@x.test' }] });
+    expect(JSON.parse(list.stdout)).toMatchObject({ nextCursor: null, recipients: [{ recipient: 'held@x.test' }] });
 
     const audit = await readSuppressionAudit(rt.redis, rt.keys, { limit: 10 });
     expect(audit.map((e) => [e.change, e.recipient, e.detail.by])).toEqual([
       ['add_existing', 'held@x.test', expect.stringMatching(/^cli:.+@.+/)],
       ['add', 'held@x.test', 'cli:ops'],
     ]);
+
+    // A second one, newer on the list: one a page, the next by the cursor the first printed.
+    expect(cli('add', 'later@x.test', '--channel', 'webhook', '--reason', 'r').status).toBe(0);
+    const first = cli('list', '--limit', '1');
+    expect(first.stdout).toContain('later@x.test');
+    const cursor = /^more: --cursor (\S+)$/m.exec(first.stdout)?.[1];
+    expect(cursor).toBeDefined();
+    const second = JSON.parse(cli('list', '--limit', '1', '--cursor', cursor!, '--json').stdout) as { recipients: Array<{ recipient: string }>; nextCursor: string | null };
+    expect(second).toEqual({ recipients: [expect.objectContaining({ recipient: 'held@x.test' })], nextCursor: null });
+    expect(cli('remove', 'later@x.test', '--channel', 'webhook').status).toBe(0);
   });
 
   it('remove lets the next claim go; what it stopped stays suppressed', async () => {

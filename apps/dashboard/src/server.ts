@@ -2,7 +2,7 @@ import type { Config } from '@singleshot/config';
 import { listen } from '@singleshot/http';
 import { defaultReady, type Runtime } from '@singleshot/runtime';
 import { OperatorSuppressions } from '@singleshot/intake';
-import { FeedbackStore, ScheduledIndex, SourceStatusStore, Suppressions, readSuppressionAudit, sourceRows } from '@singleshot/store';
+import { FeedbackStore, ScheduledIndex, SourceStatusStore, SuppressionList, Suppressions, readSuppressionAudit, sourceRows } from '@singleshot/store';
 import { createDashboardApp } from './app';
 import { assertSafeBinding, credentialsOf, type DashboardCredentials } from './auth';
 import { BOARD_PATH } from './board';
@@ -67,7 +67,7 @@ export async function startDashboard(rt: Runtime, options: DashboardOptions = {}
   );
   const scheduled = new ScheduledIndex(rt.redis, rt.keys);
   const suppressions = {
-    admin: new OperatorSuppressions(new Suppressions(rt.redis, rt.keys, { retentionMs: rt.retentionMs }), {
+    admin: new OperatorSuppressions(new Suppressions(rt.redis, rt.keys, { retentionMs: rt.retentionMs }), new SuppressionList(rt.redis, rt.keys), {
       channels: Object.keys(rt.config.providers),
       onAdded: () => rt.metrics.suppressionsAdded.inc({ reason: 'operator' }),
     }),

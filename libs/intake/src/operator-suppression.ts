@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { normalizeRecipient, SingleshotError } from '@singleshot/core';
-import type { RecipientSuppressions, Suppression, Suppressions } from '@singleshot/store';
+import type { RecipientSuppressions, Suppression, SuppressionList, SuppressionListPosition, Suppressions } from '@singleshot/store';
 
 const channel = z.string().trim().min(1).max(100);
 const recipient = z.string().trim().min(1).max(512).meta({ description: 'As the operation has it: an address is compared lower-cased, other recipients exactly.' });
@@ -39,6 +39,26 @@ export class SuppressionInputError extends SingleshotError {
   }
 }
 
+const cursorSchema = z.tuple([z.int().min(0), z.string().min(1)]);
+
+/** A position in the list as the API hands it out: opaque, base64url of `[at, recipient]`. */
+export function encodeCursor(position: SuppressionListPosition): string {
+  return Buffer.from(JSON.stringify([position.at, position.recipient])).toString('base64url');
+}
+
+/** The position of a cursor `encodeCursor` made; anything else is the caller's to fix (`INVALID_REQUEST`). */
+export function decodeCursor(cursor: string): SuppressionListPosition {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    parsed = undefined;
+  }
+  const result = cursorSchema.safeParse(parsed);
+  if (!result.success) throw new SuppressionInputError('INVALID_REQUEST', 'cursor: not one this list handed out (pass the nextCursor of the previous page)');
+  return { at: result.data[0], recipient: result.data[1] };
+}
+
 /**
  * Suppressions as an operator changes them, from the dashboard and the CLI
  * alike: the recipient normalized as the decision normalizes an operation's
@@ -50,7 +70,8 @@ export class SuppressionInputError extends SingleshotError {
  */
 export class OperatorSuppressions {
   constructor(
-    private readonly store: Pick<Suppressions, 'add' | 'remove' | 'get' | 'recipients'>,
+    private readonly store: Pick<Suppressions, 'add' | 'remove' | 'get'>,
+    private readonly listing: Pick<SuppressionList, 'page'>,
     private readonly options: {
       /** The configured channels; undefined: any. */
       channels?: readonly string[];
@@ -101,16 +122,19 @@ export class OperatorSuppressions {
   }
 
   /**
-   * One page of the recipients that ever had a suppression or an opt-out, most
-   * recently changed first, without those that have none left; `nextOffset`
-   * is where the next page starts (null: this was the last).
+   * One page of the recipients on the suppression list (a suppression that
+   * still holds, or an opt-out), newest on the list first; `nextCursor` is
+   * where the next page starts (null: this was the last). Paging from cursor
+   * to cursor meets each recipient that stays on the list exactly once, while
+   * others are added or removed.
    */
-  async list(offset: number, limit: number): Promise<{ recipients: RecipientView[]; nextOffset: number | null }> {
-    const names = await this.store.recipients(offset, limit);
-    const views = await Promise.all(names.map((name) => this.get(name)));
+  async list(cursor: string | undefined, limit: number): Promise<{ recipients: RecipientView[]; nextCursor: string | null }> {
+    const page = await this.listing.page(limit, cursor === undefined ? undefined : decodeCursor(cursor));
+    const views = await Promise.all(page.recipients.map((p) => this.get(p.recipient)));
     return {
+      // One removed between the page and its read has nothing left to show.
       recipients: views.filter((v) => v.suppressions.length > 0 || v.optOuts.length > 0),
-      nextOffset: names.length === limit ? offset + limit : null,
+      nextCursor: page.next ? encodeCursor(page.next) : null,
     };
   }
 }

@@ -22,6 +22,7 @@ export * from './source-status';
 export * from './cancellations';
 export * from './feedback-store';
 export * from './suppressions';
+export * from './suppression-list';
 export * from './suppression-audit';
 export * from './digest-store';
 export * from './digest-record';

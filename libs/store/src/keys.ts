@@ -146,7 +146,7 @@ export class KeyBuilder {
 
   /**
    * A recipient's suppressions and opt-outs, the record of them
-   * (suppression-write-1.lua): field `s|<channel>|<category or *>` (a
+   * (suppression-write-3.lua): field `s|<channel>|<category or *>` (a
    * suppression: hard bounce, complaint, operator) or `p|<channel or *>|<category
    * or *>` (an opt-out), each a JSON value with reason, origin, who and when;
    * `pv` the version of the opt-outs.
@@ -171,8 +171,46 @@ export class KeyBuilder {
     return this.suppressionCopy(this.shard(operationKey), recipient);
   }
 
-  /** Recipients with suppressions or opt-outs, by when they last changed (for listing). */
-  suppressionIndex(): string {
+  /**
+   * Recipients of one shard on the suppression list (a suppression that still
+   * holds, or an opt-out), scored by when they went onto it: the list's pages
+   * (suppression-page-2.lua). In the shard of the recipient's record, so the
+   * script that changes the record (suppression-write-3.lua) keeps it in the
+   * same step; a score stays while the recipient stays on the list, so a
+   * cursor over it never meets a recipient twice.
+   */
+  suppressionIndex(shard: number): string {
+    return `${this.prefix}:${shardTag(shard)}:suppidx`;
+  }
+
+  suppressionIndexOf(recipient: string): string {
+    return this.suppressionIndex(this.shard(sha256Hex(recipient)));
+  }
+
+  allSuppressionIndexes(): string[] {
+    return Array.from({ length: this.shards }, (_, i) => this.suppressionIndex(i));
+  }
+
+  /**
+   * The recipients of `suppressionIndex(shard)` whose every entry expires,
+   * scored by when the last one does: a page drops those past it from both
+   * (nothing else changes when a suppression expires).
+   */
+  suppressionExpiry(shard: number): string {
+    return `${this.prefix}:${shardTag(shard)}:suppexp`;
+  }
+
+  suppressionExpiryOf(recipient: string): string {
+    return this.suppressionExpiry(this.shard(sha256Hex(recipient)));
+  }
+
+  /**
+   * The former layout's one index of every recipient that ever had a
+   * suppression or an opt-out. Nothing writes it any more; the first listing
+   * moves its recipients into the per-shard indexes and empties it
+   * (SuppressionList).
+   */
+  legacySuppressionIndex(): string {
     return `${this.prefix}:suppressions`;
   }
 

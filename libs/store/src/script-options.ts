@@ -148,7 +148,20 @@ export interface ScriptOptions {
     retentionMs: Decimal;
     journalMinId: Decimal;
   };
-  'suppression-write-1': { mode: 'add' | 'remove' | 'preferences' | 'opt-out'; field?: string; value?: string; optOuts?: string[]; detail?: string };
+  'suppression-write-3': {
+    mode: 'add' | 'remove' | 'preferences' | 'opt-out' | 'reindex';
+    now: Decimal;
+    /** The index member (the record key is its hash). */
+    recipient: string;
+    /** With reindex: when the recipient went onto the list. */
+    listedAt?: Decimal;
+    field?: string;
+    value?: string;
+    optOuts?: string[];
+    detail?: string;
+  };
+  /** score and recipient: the cursor (absent: from the top). */
+  'suppression-page-2': { now: Decimal; count: number; score?: Decimal; recipient?: string };
   /** set = [field, expiry, ...] (expiry '' for none). */
   'suppression-copy-1': { set: string[]; remove: string[]; version?: Decimal };
   /** windowStart = now - windowMs: entries at or before it have left the window. */

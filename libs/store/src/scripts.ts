@@ -24,7 +24,8 @@ import mutexRelease from './lua/mutex-release-1.lua';
 import opSchedule from './lua/op-schedule-5.lua';
 import rateLimit from './lua/rate-limit-1.lua';
 import suppressionCopy from './lua/suppression-copy-1.lua';
-import suppressionWrite from './lua/suppression-write-1.lua';
+import suppressionPage from './lua/suppression-page-2.lua';
+import suppressionWrite from './lua/suppression-write-3.lua';
 import replay from './lua/replay-6.lua';
 import type { ScriptName, ScriptOptions } from './script-options';
 
@@ -61,7 +62,8 @@ export const SCRIPTS: Record<ScriptName, string> = {
   'op-schedule-5': opSchedule,
   'rate-limit-1': rateLimit,
   'suppression-copy-1': suppressionCopy,
-  'suppression-write-1': suppressionWrite,
+  'suppression-page-2': suppressionPage,
+  'suppression-write-3': suppressionWrite,
   'replay-6': replay,
 };
 

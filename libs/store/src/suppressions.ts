@@ -1,8 +1,7 @@
 import type { RedisClient } from './connection';
-import { execAcrossSlots } from './cross-slot';
 import type { KeyBuilder } from './keys';
 import { decimal } from './script-options';
-import { runScript } from './scripts';
+import { runScript, type ScriptOptions } from './scripts';
 
 /** Where a suppression came from. */
 export type SuppressionOrigin = 'bounce' | 'complaint' | 'unsubscribe' | 'operator' | 'feedback';
@@ -40,9 +39,15 @@ const any = (v: string | undefined) => v ?? '*';
 const suppressionField = (s: Pick<Suppression, 'channel' | 'category'>) => `s|${s.channel}|${any(s.category)}`;
 const optOutField = (o: OptOut) => `p|${any(o.channel)}|${any(o.category)}`;
 
+/** The KEYS of suppression-write-3.lua for a recipient: their record and their shard's list indexes. */
+export function recordKeys(keys: KeyBuilder, recipient: string): string[] {
+  return [keys.suppressions(recipient), keys.suppressionIndexOf(recipient), keys.suppressionExpiryOf(recipient)];
+}
+
 /**
  * Suppressions and opt-outs (docs/feedback.md). Each change goes to the
- * recipient's record, then to the copy in every shard, before it returns:
+ * recipient's record (with their place on the list SuppressionList reads, in
+ * the same step), then to the copy in every shard, before it returns:
  * the claim of any operation for that recipient reads the copy in its own
  * shard in the same step that claims (claim-8.lua), so once a change has
  * returned, no claim after it sends to a suppressed recipient, scheduled and
@@ -59,14 +64,15 @@ export class Suppressions {
     return (this.options.now ?? Date.now)();
   }
 
-  /** Adds a suppression; false when the same one existed (the first one stands). */
+  /** Adds a suppression; false when the same one exists and still holds (the first one stands; an expired one is replaced). */
   async add(entry: Omit<Suppression, 'at'> & { at?: number }): Promise<boolean> {
     const at = entry.at ?? this.now();
     const field = suppressionField(entry);
     const value = JSON.stringify({ reason: entry.reason, origin: entry.origin, by: entry.by, at, ...(entry.expiresAt !== undefined ? { expiresAt: entry.expiresAt } : {}) });
-    const [changed] = (await runScript(this.redis, 'suppression-write-1', [this.keys.suppressions(entry.recipient)], { mode: 'add', field, value })) as [number, string];
-    // Written to every shard again even when it existed: a change interrupted half-way is completed by its repeat.
-    await this.copy(entry.recipient, { set: [field, entry.expiresAt === undefined ? '' : decimal(entry.expiresAt)], remove: [] });
+    const [changed, , expiry] = (await this.write(entry.recipient, { mode: 'add', field, value })) as [number, string, string];
+    // Written to every shard again even when it existed (with the expiry of the one that stands): a change
+    // interrupted half-way is completed by its repeat.
+    await this.copy(entry.recipient, { set: [field, expiry], remove: [] });
     await this.touch(entry.recipient, changed === 1 ? 'add' : 'add_existing', { field, by: entry.by, reason: entry.reason, origin: entry.origin });
     return changed === 1;
   }
@@ -74,7 +80,7 @@ export class Suppressions {
   /** Removes a suppression; nothing suppressed before is sent again (a removal applies to what comes next). */
   async remove(entry: Pick<Suppression, 'channel' | 'recipient' | 'category'> & { by: string }): Promise<boolean> {
     const field = suppressionField(entry);
-    const [changed] = (await runScript(this.redis, 'suppression-write-1', [this.keys.suppressions(entry.recipient)], { mode: 'remove', field })) as [number, string];
+    const [changed] = (await this.write(entry.recipient, { mode: 'remove', field })) as [number, string];
     await this.copy(entry.recipient, { set: [], remove: [field] });
     await this.touch(entry.recipient, 'remove', { field, by: entry.by });
     return changed === 1;
@@ -84,7 +90,7 @@ export class Suppressions {
   async setOptOuts(recipient: string, optOuts: readonly OptOut[], by: string): Promise<number> {
     const now = this.now();
     const fields = [...new Set(optOuts.map(optOutField))];
-    const [, version, ...removed] = (await runScript(this.redis, 'suppression-write-1', [this.keys.suppressions(recipient)], {
+    const [, version, ...removed] = (await this.write(recipient, {
       mode: 'preferences',
       optOuts: fields,
       detail: JSON.stringify({ by, at: now }),
@@ -102,7 +108,7 @@ export class Suppressions {
   async addOptOut(recipient: string, optOut: OptOut, by: string): Promise<boolean> {
     const now = this.now();
     const field = optOutField(optOut);
-    const [changed, version] = (await runScript(this.redis, 'suppression-write-1', [this.keys.suppressions(recipient)], {
+    const [changed, version] = (await this.write(recipient, {
       mode: 'opt-out',
       optOuts: [field],
       detail: JSON.stringify({ by, at: now }),
@@ -131,14 +137,17 @@ export class Suppressions {
     return out;
   }
 
-  /** Recipients with suppressions or opt-outs, most recently changed first. */
-  async recipients(offset = 0, count = 100): Promise<string[]> {
-    return this.redis.zrevrange(this.keys.suppressionIndex(), offset, offset + count - 1);
+  /** Every key a change of `recipient` writes (the record, its shard's list indexes and each shard's copy), for a replica wait. */
+  keysOf(recipient: string): string[] {
+    return [
+      ...recordKeys(this.keys, recipient),
+      ...Array.from({ length: this.keys.shards }, (_, shard) => this.keys.suppressionCopy(shard, recipient)),
+    ];
   }
 
-  /** Every key a change of `recipient` writes (the record and each shard's copy), for a replica wait. */
-  keysOf(recipient: string): string[] {
-    return [this.keys.suppressions(recipient), ...Array.from({ length: this.keys.shards }, (_, shard) => this.keys.suppressionCopy(shard, recipient))];
+  /** The change in the recipient's record and their place on the list, one step (suppression-write-3.lua). */
+  private write(recipient: string, change: Omit<ScriptOptions['suppression-write-3'], 'now' | 'recipient'>): Promise<unknown> {
+    return runScript(this.redis, 'suppression-write-3', recordKeys(this.keys, recipient), { ...change, now: decimal(this.now()), recipient });
   }
 
   /** The change in the copy of every shard, all sent at once (one round trip of latency). */
@@ -148,12 +157,9 @@ export class Suppressions {
     );
   }
 
-  /** The index (for listing) and the audit entry of a change. */
+  /** The audit entry of a change. */
   private async touch(recipient: string, change: string, detail: Record<string, string>): Promise<void> {
     const now = this.now();
-    await execAcrossSlots(this.redis, [
-      (p) => p.zadd(this.keys.suppressionIndex(), now, recipient),
-      (p) => p.xadd(this.keys.suppressionAudit(), 'MINID', '~', String(now - this.options.retentionMs), '*', 'change', change, 'recipient', recipient, ...Object.entries(detail).flat()),
-    ]);
+    await this.redis.xadd(this.keys.suppressionAudit(), 'MINID', '~', String(now - this.options.retentionMs), '*', 'change', change, 'recipient', recipient, ...Object.entries(detail).flat());
   }
 }

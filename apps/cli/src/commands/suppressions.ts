@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { z } from 'zod';
 import { OperatorSuppressions, SuppressionInputError, suppressionAddSchema, suppressionRemoveSchema, type RecipientView } from '@singleshot/intake';
-import { Suppressions } from '@singleshot/store';
+import { SuppressionList, Suppressions } from '@singleshot/store';
 import { keysOf, loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
 import { formatTime, printTable } from '../format';
 import { operatorName } from '../operator';
@@ -32,7 +32,7 @@ function parseFlags<S extends z.ZodType>(schema: S, input: Record<string, unknow
 
 function positiveInt(value: string | undefined, name: string, fallback: number, max: number): number {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < (name === '--offset' ? 0 : 1) || Number(value) > max) throw new UsageError(`${name} must be an integer up to ${max}, not "${value}"`);
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) throw new UsageError(`${name} must be an integer up to ${max}, not "${value}"`);
   return Number(value);
 }
 
@@ -50,7 +50,7 @@ async function withSuppressions(command: string, opts: CommonOptions, work: (adm
   const redis = await connectForCommand(config);
   try {
     const store = new Suppressions(redis, keysOf(config), { retentionMs: retentionMsOf(config) });
-    await work(new OperatorSuppressions(store, { channels: Object.keys(config.providers) }));
+    await work(new OperatorSuppressions(store, new SuppressionList(redis, keysOf(config)), { channels: Object.keys(config.providers) }));
   } catch (err) {
     if (!(err instanceof SuppressionInputError || err instanceof UsageError)) throw err;
     console.error(`singleshot suppressions ${command}: ${err.message}`);
@@ -82,22 +82,22 @@ export function registerSuppressions(program: Command): void {
 
   group
     .command('list')
-    .description('recipients with suppressions or opt-outs, most recently changed first')
+    .description('recipients with a suppression that holds or an opt-out, newest on the list first')
     .option('--limit <n>', 'recipients per page (1..1000, default 100)')
-    .option('--offset <n>', 'skip this many recipients (default 0)')
+    .option('--cursor <cursor>', 'the next page: the cursor the previous page printed')
+    .option('--offset <n>', 'refused: the list is paged by --cursor')
     .option('--config <file>', 'config file')
     .option('--json', 'print JSON')
-    .action(async (opts: CommonOptions & { limit?: string; offset?: string }) => {
+    .action(async (opts: CommonOptions & { limit?: string; cursor?: string; offset?: string }) => {
       let limit = 0;
-      let offset = 0;
       await withSuppressions('list', opts, async (admin) => {
-        const page = await admin.list(offset, limit);
+        const page = await admin.list(opts.cursor, limit);
         if (opts.json) return void console.log(JSON.stringify(page, null, 2));
         printRecipients(page.recipients);
-        if (page.nextOffset !== null) console.log(`more: --offset ${page.nextOffset}`);
+        if (page.nextCursor !== null) console.log(`more: --cursor ${page.nextCursor}`);
       }, () => {
+        if (opts.offset !== undefined) throw new UsageError('--offset is gone: the list is paged by --cursor (the one the previous page printed)');
         limit = positiveInt(opts.limit, '--limit', 100, 1000);
-        offset = positiveInt(opts.offset, '--offset', 0, 10_000_000);
       });
     });
 

@@ -8,7 +8,12 @@ import type { AdminApiDeps } from '../deps';
 import { ApiError } from '../errors';
 
 const count = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback).meta({ description: `1..${max}, default ${fallback}` });
-const listQuery = z.strictObject({ limit: count(1000, 100), offset: z.coerce.number().int().min(0).max(10_000_000).default(0) });
+const listQuery = z.strictObject({
+  limit: count(1000, 100),
+  cursor: z.string().min(1).max(8192).optional().meta({ description: 'The next page: the `nextCursor` of the previous answer' }),
+  // Named, so a client still paging by offset learns why instead of meeting an unknown key.
+  offset: z.never({ error: 'the list is paged by cursor: pass the nextCursor of the previous page as cursor' }).optional().meta({ description: 'Refused (400): the list is paged by `cursor`' }),
+});
 const auditQuery = z.strictObject({
   limit: count(1000, 100),
   before: z.string().regex(/^\d{1,15}-\d{1,15}$/, 'expected a stream id such as 1700000000000-0').optional().meta({ description: 'The next page: entries older than this id (the `before` of the previous answer)' }),
@@ -77,20 +82,20 @@ const listRoute = adminRoute({
   method: 'GET', path: '/suppressions',
   query: listQuery,
   doc: {
-    summary: 'Recipients with suppressions or opt-outs, most recently changed first',
+    summary: 'Recipients with a suppression that holds or an opt-out, newest on the list first, paged by cursor',
     responses: {
       '200': jsonAnswer(
         {
           type: 'object',
-          required: ['offset', 'limit', 'recipients', 'nextOffset'],
-          properties: { offset: { type: 'integer' }, limit: { type: 'integer' }, recipients: { type: 'array', items: ref('RecipientSuppressions') }, nextOffset: { type: ['integer', 'null'], description: 'Where the next page starts; null: none' } },
+          required: ['limit', 'recipients', 'nextCursor'],
+          properties: { limit: { type: 'integer' }, recipients: { type: 'array', items: ref('RecipientSuppressions') }, nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null: none' } },
         },
-        'A page (recipients whose every suppression was removed are left out)',
+        'A page (recipients whose every suppression was removed or has expired are left out)',
       ),
       '404': notWired,
     },
   },
-  handle: async (deps, { query: { limit, offset } }) => ({ body: { offset, limit, ...(await need(deps).admin.list(offset, limit)) } }),
+  handle: async (deps, { query: { limit, cursor } }) => ({ body: { limit, ...(await checked(() => need(deps).admin.list(cursor, limit))) } }),
 });
 
 /** `GET /suppressions/audit`: every change, newest first. Before `/:recipient`: "audit" is this listing, not a recipient. */

@@ -1,0 +1,119 @@
+import type { RedisClient } from './connection';
+import type { KeyBuilder } from './keys';
+import { decimal } from './script-options';
+import { runScript } from './scripts';
+import { recordKeys } from './suppressions';
+
+/** A place in the suppression list: a recipient and when they went onto it (the index's order). */
+export interface SuppressionListPosition {
+  /** ms since the epoch */
+  at: number;
+  recipient: string;
+}
+
+/** One page of the suppression list, newest on the list first. */
+export interface SuppressionListPage {
+  recipients: SuppressionListPosition[];
+  /** Where the next page starts (`after`); null: this was the last. */
+  next: SuppressionListPosition | null;
+}
+
+/** Recipients of the former index moved per step of its migration. */
+const MIGRATION_BATCH = 500;
+
+interface ShardPage {
+  entries: SuppressionListPosition[];
+  more: boolean;
+}
+
+/** Newest first; on the same time, as Redis orders members (bytes, descending). */
+function newerFirst(a: SuppressionListPosition, b: SuppressionListPosition): number {
+  if (a.at !== b.at) return b.at - a.at;
+  return Buffer.compare(Buffer.from(b.recipient), Buffer.from(a.recipient));
+}
+
+/**
+ * The suppression list, paged by position (docs/feedback.md "Reading it"):
+ * the recipients with a suppression that still holds or an opt-out, over the
+ * index of every shard (suppression-write-3.lua keeps each with its record;
+ * suppression-page-2.lua drops those whose every entry expired as it reads).
+ * A recipient keeps its time while on the list, so paging from `next` to
+ * `next` meets each recipient that stays on the list exactly once, whatever is
+ * written meanwhile; one added meanwhile is newer than the pages already read.
+ */
+export class SuppressionList {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: KeyBuilder,
+    private readonly options: { now?: () => number } = {},
+  ) {}
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  /** Up to `limit` recipients after `after` (absent: from the newest). */
+  async page(limit: number, after?: SuppressionListPosition): Promise<SuppressionListPage> {
+    await this.migrate();
+    const shards = await Promise.all(Array.from({ length: this.keys.shards }, (_, shard) => this.shardPage(shard, limit, after)));
+    const all = shards.flatMap((s) => s.entries).sort(newerFirst);
+    const recipients = all.slice(0, limit);
+    const more = all.length > limit || shards.some((s) => s.more);
+    const last = recipients[recipients.length - 1];
+    return { recipients, next: more && last ? last : null };
+  }
+
+  /** One shard's first `limit` recipients after `after`, looking further when expired ones were dropped on the way. */
+  private async shardPage(shard: number, limit: number, after?: SuppressionListPosition): Promise<ShardPage> {
+    const keys = [this.keys.suppressionIndex(shard), this.keys.suppressionExpiry(shard)];
+    const entries: SuppressionListPosition[] = [];
+    let cursor = after;
+    for (;;) {
+      const raw = (await runScript(this.redis, 'suppression-page-2', keys, {
+        now: decimal(this.now()),
+        count: limit - entries.length,
+        ...(cursor ? { score: decimal(cursor.at), recipient: cursor.recipient } : {}),
+      })) as [number, string, string, ...string[]];
+      const [more, lastScore, lastRecipient, ...flat] = raw;
+      for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ recipient: flat[i] as string, at: Number(flat[i + 1]) });
+      if (more !== 1) return { entries, more: false };
+      if (entries.length >= limit) return { entries, more: true };
+      cursor = { at: Number(lastScore), recipient: lastRecipient };
+    }
+  }
+
+  /**
+   * Moves the former layout's one index into the per-shard ones (each
+   * recipient placed by its record, at the time the old index had), then
+   * deletes it. Each batch is indexed again after it left the old index: a
+   * process of the former version that changed a record meanwhile wrote the
+   * record before its entry, so the second pass sees the change, and its entry
+   * stays for the next listing when it came after the removal.
+   */
+  private async migrate(): Promise<void> {
+    const legacy = this.keys.legacySuppressionIndex();
+    for (;;) {
+      const flat = await this.redis.zrange(legacy, 0, MIGRATION_BATCH - 1, 'WITHSCORES');
+      if (flat.length === 0) return;
+      const batch: SuppressionListPosition[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) batch.push({ recipient: flat[i] as string, at: Number(flat[i + 1]) });
+      await this.reindex(batch);
+      await this.redis.zrem(legacy, ...batch.map((b) => b.recipient));
+      await this.reindex(batch);
+    }
+  }
+
+  private async reindex(batch: readonly SuppressionListPosition[]): Promise<void> {
+    const now = decimal(this.now());
+    await Promise.all(
+      batch.map(({ recipient, at }) =>
+        runScript(this.redis, 'suppression-write-3', recordKeys(this.keys, recipient), {
+          mode: 'reindex',
+          now,
+          recipient,
+          listedAt: decimal(at),
+        }),
+      ),
+    );
+  }
+}
