@@ -33,3 +33,29 @@ describe('openQueues().byName', () => {
     }
   });
 });
+
+describe('openQueues() on a connection whose first command fails', () => {
+  // BullMQ keeps a queue's start-up (a version check with INFO) as one promise
+  // that every later call awaits; when that command failed (a cluster between
+  // slot maps as the process started, during a failover), the queue refused
+  // every add for the life of the process. Here INFO is refused for good (an
+  // ACL), which fails the same command deterministically.
+  it('adds jobs: starting a queue sends no command of its own', async () => {
+    await redis.call('ACL', 'SETUSER', 'no-info', 'on', '>no-info-pass', '~*', '&*', '+@all', '-info');
+    const url = new URL(server.url);
+    url.username = 'no-info';
+    url.password = 'no-info-pass';
+    const producer = createRedis({ url: url.toString(), role: 'producer' });
+    const queues = openQueues(producer, new KeyBuilder('ss', 16, 1));
+    try {
+      if (producer.status !== 'ready') await new Promise((resolve) => producer.once('ready', resolve));
+      await expect(producer.info()).rejects.toThrow(/NOPERM/);
+      const job = await queues.dead.add('dead', { probe: true } as never, { jobId: 'probe' });
+      expect(job.id).toBe('probe');
+      expect(await queues.dead.getJobCounts('waiting')).toEqual({ waiting: 1 });
+    } finally {
+      await queues.close();
+      producer.disconnect();
+    }
+  });
+});

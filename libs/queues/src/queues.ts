@@ -96,13 +96,17 @@ export interface Queues {
 /** Opens the queues of every partition of `keys` on one connection. */
 export function openQueues(connection: RedisClient, keys: KeyBuilder): Queues {
   const P = keys.partitions;
-  const streams = { events: { maxLen: EVENTS_MAX_LEN } };
-  const open = <T>(base: string, p: number) => new Queue<T>(partitionQueueName(base, p, P), { connection, prefix: keys.queuePrefixOf(p), streams });
+  // No version check: BullMQ keeps a queue's start (INFO) as one promise every
+  // later call awaits, so a start that met a failover (a producer connection
+  // fails commands instead of queueing them) refused every add until the
+  // process ended. A queue needs no version: only workers' blocking reads do.
+  const options = { connection, streams: { events: { maxLen: EVENTS_MAX_LEN } }, skipVersionCheck: true };
+  const open = <T>(base: string, p: number) => new Queue<T>(partitionQueueName(base, p, P), { ...options, prefix: keys.queuePrefixOf(p) });
   const decideAll = Array.from({ length: P }, (_, p) => open<DecideJobData>(QUEUES.decide, p));
   const deliverAll = Array.from({ length: P }, (_, p) => open<DeliverJobData>(QUEUES.deliver, p));
-  const dead = new Queue<DeadJobData>(QUEUES.dead, { connection, prefix: keys.queuePrefix, streams });
-  const render = new Queue<RenderJobData>(QUEUES.render, { connection, prefix: keys.queuePrefix, streams });
-  const digest = new Queue<DigestCloseJobData>(QUEUES.digest, { connection, prefix: keys.queuePrefix, streams });
+  const dead = new Queue<DeadJobData>(QUEUES.dead, { ...options, prefix: keys.queuePrefix });
+  const render = new Queue<RenderJobData>(QUEUES.render, { ...options, prefix: keys.queuePrefix });
+  const digest = new Queue<DigestCloseJobData>(QUEUES.digest, { ...options, prefix: keys.queuePrefix });
   const byName: Record<QueueName, readonly Queue[]> = { decide: decideAll, deliver: deliverAll, render: [render], digest: [digest], dead: [dead] };
   const all = Object.values(byName).flat();
   for (const q of all) q.on('error', () => undefined);
