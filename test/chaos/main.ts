@@ -76,10 +76,21 @@ async function main(): Promise<number> {
   const seed = typeof values.seed === 'string' ? values.seed : String(Date.now() % 100_000);
   const json = values.json === true;
 
+  // SIGINT or SIGTERM ends the run through its teardown, so no Redis or fleet
+  // member outlives it; a second one exits at once.
+  const stop = new AbortController();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (stop.signal.aborted) process.exit(130);
+      console.error(`[chaos] ${signal}: stopping the fleet and Redis (again to exit at once)`);
+      stop.abort();
+    });
+  }
   const result = await runChaos({
     events,
     seed,
     ...options,
+    stop: stop.signal,
     log: json ? undefined : (line) => console.log(`[chaos] ${line}`),
   });
   if (json) console.log(JSON.stringify(result, null, 2));

@@ -39,6 +39,8 @@ export interface ChaosOptions {
   durationLimitMs?: number;
   /** Producer sends in flight at once (default 64). */
   maxInFlight?: number;
+  /** Ends the run early as the duration limit does (a signal to the process): the fleet and Redis are still stopped. */
+  stop?: AbortSignal;
   /** Keep every member's warnings, errors and stderr in `<logDir>/<member>.log`. */
   logDir?: string;
   /** Progress lines (phases, not per-event). */
@@ -84,6 +86,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   // Every sleeping producer retry listens to it; that is not a leak.
   setMaxListeners(0, limit.signal);
   const limitTimer = options.durationLimitMs ? setTimeout(() => limit.abort(), options.durationLimitMs) : undefined;
+  options.stop?.addEventListener('abort', () => limit.abort(), { once: true });
   try {
     const store: ChaosStore = options.cluster ? await startClusterStore({ nodeTimeoutMs: CHAOS_CLUSTER_NODE_TIMEOUT_MS }) : await startSingleStore();
     closers.push(() => store.close());
@@ -181,7 +184,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     for (const err of nemesis.errors) violations.push(`fault could not be carried out: ${err}`);
     if (driver.refused.length > 0) violations.push(`ingest refused valid events: ${driver.refused.length} — ${JSON.stringify(driver.refused.slice(0, 3))}`);
     if (driver.givenUp > 0) violations.push(`sends never acknowledged within the producer's 120 s budget: ${driver.givenUp}`);
-    if (limit.signal.aborted) violations.push(`the duration limit (${options.durationLimitMs} ms) was reached before the run finished`);
+    if (options.stop?.aborted) violations.push('stopped by a signal before the run finished');
+    else if (limit.signal.aborted) violations.push(`the duration limit (${options.durationLimitMs} ms) was reached before the run finished`);
 
     const windowSeconds = Math.max(0.001, (faultsStoppedAt - startAt) / 1000);
     const { acknowledged, attempted: _attempted, ...driverRest } = driver;
