@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digestGroupId, eventMessageKey, operationKey, parseAction } from '@singleshot/core';
 import { startDashboard, type Dashboard } from '@singleshot/dashboard';
 import type { Runtime } from '@singleshot/runtime';
-import { spawnApps, startHttpSink, startTestRedis, testConfig, waitUntil, writeConfigFile, type AppProcess, type HttpSink, type TestRedis } from '@singleshot/test-harness';
+import { waitUntil } from '@singleshot/test-harness';
 import { answerChecker, documentProblems, templateFinder } from '../support/openapi-check';
 import { testRuntime } from '../support/runtime';
+import { startSinkFleet, type SinkFleet } from '../support/sink-fleet';
 
 // The admin API's OpenAPI document (generated from its route table) against
 // live answers: a real fleet sends one notification and kills another, the
@@ -28,34 +29,24 @@ const waitingKey = opOf('waits@example.test', laterMessage);
 const documentKey = 'd'.repeat(64);
 const unknown = 'f'.repeat(64);
 
-let redis: TestRedis;
-let sink: HttpSink;
-let fleet: AppProcess;
+let fleet: SinkFleet;
 let rt: Runtime;
 let dashboard: Dashboard;
 let base: string;
-let cleanup: () => void;
 
 beforeAll(async () => {
-  redis = await startTestRedis();
-  sink = await startHttpSink();
-  const config = testConfig({
-    redisUrl: redis.url,
+  fleet = await startSinkFleet('ingest,decision,delivery', {
     dashboard: { auth: { token: TOKEN } },
     routes: [{ name: 'orders', match: { source: 'shop' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { subject: 'Order', text: 'created' } }],
-    providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 2000 }] },
     sources: [{ type: 'nats', name: 'orders-js', source: 'shop', servers: ['nats://127.0.0.1:1'], stream: 'ORDERS', consumer: 'singleshot' }],
   });
-  const written = writeConfigFile(config);
-  cleanup = written.cleanup;
-  fleet = spawnApps('ingest,decision,delivery', written.file);
-  const ingest = `http://127.0.0.1:${await fleet.metricsPort()}`;
-  rt = await testRuntime(config);
+  const ingest = `http://127.0.0.1:${await fleet.apps.metricsPort()}`;
+  rt = await testRuntime(fleet.config);
   dashboard = await startDashboard(rt, { port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${dashboard.port}`;
 
   // One event for two recipients: the provider refuses one for good, so it dies.
-  sink.scriptFor('bad@example.test', { status: 400, body: { error: 'no such mailbox' } });
+  fleet.sink.scriptFor('bad@example.test', { status: 400, body: { error: 'no such mailbox' } });
   const res = await fetch(`${ingest}/v1/events`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -86,11 +77,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await dashboard?.close();
-  await fleet?.stop();
   await rt?.close();
-  await sink?.close();
-  await redis?.destroy();
-  cleanup?.();
+  await fleet?.stop();
 });
 
 type Seen = { method: string; url: string; status: number; type: string | null; body: unknown };

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnApps, startHttpSink, startTestRedis, testConfig, writeConfigFile, type AppProcess, type HttpSink, type TestRedis } from '@singleshot/test-harness';
 import { answerChecker, documentProblems } from '../support/openapi-check';
+import { startSinkFleet, type SinkFleet } from '../support/sink-fleet';
 
 // `/openapi.json` of ingest, served by a real fleet: the document must be
 // valid OpenAPI 3.1, and every live answer below (success and failure
@@ -12,17 +12,11 @@ const SHOP_KEY = 'openapi-shop-key-0123456789abcdef';
 const SLOW_KEY = 'openapi-slow-key-0123456789abcdef';
 
 describe('OpenAPI documents against live answers', () => {
-  let redis: TestRedis;
-  let sink: HttpSink;
-  let fleet: AppProcess;
+  let fleet: SinkFleet;
   let ingest: string;
-  let cleanup: () => void;
 
   beforeAll(async () => {
-    redis = await startTestRedis();
-    sink = await startHttpSink();
-    const config = testConfig({
-      redisUrl: redis.url,
+    fleet = await startSinkFleet('ingest', {
       ingest: {
         port: 0,
         host: '127.0.0.1',
@@ -35,20 +29,13 @@ describe('OpenAPI documents against live answers', () => {
         enqueueTimeoutMs: 500,
       },
       routes: [{ name: 'orders', match: { source: 'shop' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { subject: 'Order', text: 'created' } }],
-      providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 2000 }] },
       mailboxes: [{ id: 'support', owner: 'owner@example.test' }],
     });
-    const written = writeConfigFile(config);
-    cleanup = written.cleanup;
-    fleet = spawnApps('ingest', written.file);
-    ingest = `http://127.0.0.1:${await fleet.metricsPort()}`;
+    ingest = `http://127.0.0.1:${await fleet.apps.metricsPort()}`;
   });
 
   afterAll(async () => {
     await fleet?.stop();
-    await sink?.close();
-    await redis?.destroy();
-    cleanup?.();
   });
 
   type Seen = { method: string; url: string; status: number; type: string | null; body: unknown };
@@ -86,10 +73,10 @@ describe('OpenAPI documents against live answers', () => {
       await call(ingest, 'GET', '/metrics'),
     ];
     // Redis away: the intake answers 503 with Retry-After, readiness 503.
-    await redis.stop();
+    await fleet.redis.stop();
     answers.push(await call(ingest, 'POST', '/v1/events', signed(JSON.stringify({ id: 'evt-down', source: 'shop', type: 't' }))));
     answers.push(await call(ingest, 'GET', '/readyz'));
-    await redis.restart();
+    await fleet.redis.restart();
 
     // The document is checked after the calls: compiling its schemas holds the event loop for seconds on a
     // loaded machine, which is then not spent between two calls on one kept-alive connection.
