@@ -153,11 +153,14 @@ describe('a fleet on the cluster through master failovers', () => {
       await cluster.restart(victim);
     }
 
-    // Stranded work shows as an operation that never reaches the provider: wait
-    // long enough for every retry and lease, then report what is missing.
-    await sink.waitFor((s) => [...expected].every((k) => s.accepted.has(k)), { timeoutMs: 180_000, what: 'every operation to reach the provider' }).catch(() => undefined);
+    // The faults end with the last wave, as in the chaos suite: kills that went
+    // on through the wait below would make its bound a race between the kill
+    // rate and the machine's speed. Stranded work shows as an operation that
+    // never reaches the provider: wait long enough for every retry and lease,
+    // then report what is missing.
     chaos = false;
     await killer;
+    await sink.waitFor((s) => [...expected].every((k) => s.accepted.has(k)), { timeoutMs: 180_000, what: 'every operation to reach the provider' }).catch(() => undefined);
     const missing = [...expected].filter((k) => !sink.accepted.has(k));
     // Nothing may stay in any partition of any queue (waiting, active, delayed, prioritized).
     const leftInQueues = async () => {
