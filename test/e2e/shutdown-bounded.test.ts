@@ -155,7 +155,16 @@ describe('shutdown with Redis gone', () => {
 
   it('singleshot start SIGKILLed, then Redis stopped: every child process leaves within shutdownTimeoutMs', async () => {
     const ingestPort = await freePort();
-    const file = config({ ingest: { port: ingestPort, host: '127.0.0.1', enqueueTimeoutMs: 2000 }, log: { level: 'info' } });
+    // A lease and a provider deadline far beyond the stop: the send is still in flight when the
+    // supervisor dies and Redis goes, however long killing one and stopping the other takes on a
+    // loaded machine (with the 2 s deadline above it could end in doubt first, and nothing was left
+    // for the stop to give up on).
+    const file = config({
+      ingest: { port: ingestPort, host: '127.0.0.1', enqueueTimeoutMs: 2000 },
+      log: { level: 'info' },
+      delivery: { leaseMs: 60_000, attempts: 10, backoffMs: [100, 200, 400], concurrency: 8, metricsPort: 0 },
+      providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 60_000 }] },
+    });
     const child: ChildProcess = spawn(process.execPath, [CLI_MAIN, 'start', '--only', 'ingest,decision,delivery', '--processes', '3', '--config', file], {
       cwd: REPO_ROOT,
       env: { ...process.env, METRICS_PORT: '0' },
