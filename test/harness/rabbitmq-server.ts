@@ -75,7 +75,15 @@ export async function startTestRabbitMq(): Promise<TestRabbitMq> {
     await gone;
     child = undefined;
   };
-  await start();
+  try {
+    await start();
+  } catch (err) {
+    // A node that did not answer in time is still running in its own process group: stop it, or it
+    // outlives the test run.
+    await stop().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     url: `amqp://guest:guest@127.0.0.1:${port}`,
     port,
