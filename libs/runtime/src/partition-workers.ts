@@ -13,9 +13,10 @@ export interface ConsumedPartition {
 
 /**
  * The partitions of `base` (a queue name) this process consumes: `only` (e.g.
- * `delivery.partitions`) or all of the current layout, plus every partition of
- * the former layout while `redis.formerPartitions` is set (producers no longer
- * write there; its jobs drain). Throws a RangeError for a partition that does not exist.
+ * `delivery.partitions`) or all of the current layout, plus every partition
+ * counted by `redis.formerPartitions` while it is set: jobs still waiting under
+ * a partition count that producers do not write to must drain. Throws a
+ * RangeError for a partition that does not exist.
  */
 export function consumedPartitions(keys: KeyBuilder, base: string, only?: readonly number[], formerPartitions?: number): ConsumedPartition[] {
   const P = keys.partitions;

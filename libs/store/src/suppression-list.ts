@@ -83,12 +83,12 @@ export class SuppressionList {
   }
 
   /**
-   * Moves the former layout's one index into the per-shard ones (each
-   * recipient placed by its record, at the time the old index had), then
-   * deletes it. Each batch is indexed again after it left the old index: a
-   * process of the former version that changed a record meanwhile wrote the
-   * record before its entry, so the second pass sees the change, and its entry
-   * stays for the next listing when it came after the removal.
+   * Moves the single index `legacySuppressionIndex()` names into the per-shard
+   * ones (each recipient placed by its record, at the time that index had),
+   * then deletes it. Each batch is indexed again after it left the single
+   * index: a process that still writes there changes a record before its
+   * entry, so the second pass sees the change, and its entry stays for the
+   * next listing when it came after the removal.
    */
   private async migrate(): Promise<void> {
     const legacy = this.keys.legacySuppressionIndex();

@@ -31,7 +31,7 @@
     preferences: version is the new opt-out version, the removed fields follow;
     opt-out: changed is 0 when the recipient had opted out so already (the
     version is then unchanged): one step, so a concurrent PUT is never lost;
-    reindex: only the index (a recipient of the former layout's index).
+    reindex: only the index (a recipient the migration takes from the single index).
 
   The index: a recipient with an opt-out or a suppression that holds is on it
   (ZADD NX: the score stays while they stay on), one with nothing left leaves
