@@ -1,47 +1,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, Socket } from 'node:net';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { childPids, exited, redisServerArgs } from '@singleshot/loadkit';
+import { childPids, exited, freePort, redisServerArgs } from '@singleshot/loadkit';
 
-/** Where the kernel's ephemeral port range starts (Linux), or the IANA range's start where it cannot be read. */
-function ephemeralRangeStart(): number {
-  try {
-    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    if (low > 0) return low;
-  } catch {
-    // not Linux
-  }
-  return 49152;
-}
-
-function canBind(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-/**
- * A free loopback TCP port below the kernel's ephemeral range. A port the OS
- * hands out for `listen(0)` comes from that range, and so does the local port
- * of every outgoing connection on the machine: in the second between this
- * check and a system under test binding the port (after its start-up), a
- * parallel test's Redis client took it once (EADDRINUSE, the split layout
- * failed to start in CI). Below the range only another explicit bind can.
- */
-export async function freePort(): Promise<number> {
-  const floor = 10_000;
-  const ceiling = Math.max(floor + 1_000, ephemeralRangeStart());
-  for (let i = 0; i < 100; i++) {
-    const port = floor + Math.floor(Math.random() * (ceiling - floor));
-    if (await canBind(port)) return port;
-  }
-  throw new Error(`bench: no free loopback port in ${floor}–${ceiling - 1} after 100 tries`);
-}
+/** Ports below the kernel's ephemeral range: see `freePort` in @singleshot/loadkit. */
+export { freePort };
 
 /** Whether a TCP connect to the loopback port is answered. */
 export function canConnect(port: number): Promise<boolean> {

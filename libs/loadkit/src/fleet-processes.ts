@@ -27,15 +27,17 @@ export interface FleetSpawnOptions {
   cwd?: string;
   /** Node.js options before the CLI (`--cpu-prof`, …). */
   nodeArgs?: readonly string[];
+  /** `pipe` to read the fleet's log lines (`startedIngestPort`); ignored by default. */
+  stdout?: 'ignore' | 'pipe';
 }
 
-/** Spawns the fleet (stdout ignored, stderr passed through); `track` sees each child as it starts. */
+/** Spawns the fleet (stdout ignored unless piped, stderr passed through); `track` sees each child as it starts. */
 export function spawnFleet(o: FleetSpawnOptions, track: (child: ChildProcess) => void = () => undefined): FleetProcess[] {
   const groups = o.layout === 'split' ? ['ingest', 'decision', 'delivery'] : [o.apps];
   return groups.map((only) => {
     const args = [o.cliMain, 'start', '--config', o.configFile, ...(only ? ['--only', only] : []), ...(o.processes ? ['--processes', String(o.processes)] : [])];
     const child = spawn(process.execPath, [...(o.nodeArgs ?? []), ...args], {
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', o.stdout ?? 'ignore', 'inherit'],
       env: { ...process.env, ...o.env },
       ...(o.cwd ? { cwd: o.cwd } : {}),
     });

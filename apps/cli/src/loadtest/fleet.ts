@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { freePort, redisAnswers } from '../embedded-redis';
+import { redisAnswers } from '../embedded-redis';
 import type { Teardown } from './teardown';
-import { cpuSecondsOf, peakRssMb, redisServerArgs, spawnFleet, terminate, waitHealthy, writeFleetConfig, type FleetLayout } from '@singleshot/loadkit';
+import { cpuSecondsOf, freePort, peakRssMb, redisServerArgs, spawnFleet, startedIngestPort, terminate, waitHealthy, writeFleetConfig, type FleetLayout } from '@singleshot/loadkit';
 
 export type { FleetLayout };
 
@@ -58,7 +58,6 @@ export async function startEmbeddedFleet(opts: {
   const { teardown } = opts;
   const dir = teardown.dir(mkdtempSync(join(tmpdir(), 'singleshot-loadtest-')));
   const redisPort = await freePort();
-  const ingestPort = await freePort();
   const redis: ChildProcess = teardown.child(spawn('redis-server', redisServerArgs({ port: redisPort, dir, appendfsync: opts.appendfsync }), { stdio: 'ignore' }));
   const redisUrl = `redis://127.0.0.1:${redisPort}`;
   for (let i = 0; !(await redisAnswers(redisUrl, 300)); i++) {
@@ -68,7 +67,8 @@ export async function startEmbeddedFleet(opts: {
   const configFile = writeFleetConfig(dir, {
     redisUrl,
     source: 'loadtest',
-    ingestPort,
+    // Bound by the kernel as ingest listens, and read from its start line.
+    ingestPort: 0,
     sinkPort: opts.sinkPort,
     concurrency: opts.concurrency,
     // The producer limit sized for the test (above the offered load unless the
@@ -76,19 +76,28 @@ export async function startEmbeddedFleet(opts: {
     rateLimit: opts.producerLimit,
     maxRequestsInFlight: Math.max(1_000, opts.concurrency * 4),
   });
-  const fleet = spawnFleet(
+  const processes = spawnFleet(
     {
       cliMain: resolve(__dirname, '../cli/main.js'),
       configFile,
       layout: opts.layout ?? 'single',
       apps: 'ingest,decision,delivery',
       processes: 1,
-      env: { REDIS_URL: redisUrl, METRICS_PORT: '0', LOG_FORMAT: 'json' },
+      // `info`: the start line that says ingest's port.
+      env: { REDIS_URL: redisUrl, METRICS_PORT: '0', LOG_FORMAT: 'json', LOG_LEVEL: 'info' },
+      stdout: 'pipe',
     },
     (child) => teardown.child(child),
-  ).map(({ child }) => child);
+  );
+  const fleet = processes.map(({ child }) => child);
+  const fleetDidNotStart = () => Object.assign(new Error('loadtest: the embedded fleet did not start'), { code: 'LOADTEST_FLEET_START' });
+  // Every process's stdout is read or drained, so none blocks on a full pipe.
+  for (const { role, child } of processes) if (role !== 'ingest' && role !== 'singleshot') child.stdout?.resume();
+  const ingest = processes.find(({ role }) => role === 'ingest' || role === 'singleshot');
+  const ingestPort = ingest ? await startedIngestPort(ingest.child) : 'exited';
+  if (typeof ingestPort !== 'number') throw fleetDidNotStart();
   const ingestUrl = `http://127.0.0.1:${ingestPort}`;
-  if ((await waitHealthy(ingestUrl, fleet)) !== 'healthy') throw Object.assign(new Error('loadtest: the embedded fleet did not start'), { code: 'LOADTEST_FLEET_START' });
+  if ((await waitHealthy(ingestUrl, fleet)) !== 'healthy') throw fleetDidNotStart();
   return {
     ingestUrl,
     cpuSeconds: () => ({ fleet: fleet.reduce((sum, p) => sum + cpuSecondsOf(p.pid, UNREADABLE), 0), redis: cpuSecondsOf(redis.pid, UNREADABLE) }),
