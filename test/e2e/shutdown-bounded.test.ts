@@ -188,6 +188,11 @@ describe('shutdown with Redis gone', () => {
       }
     });
     const supervisorExit = new Promise<void>((r) => child.once('exit', () => r()));
+    // The pipe ends when its last writer (the supervisor and every child inherit it) is gone and
+    // every line before that has been read: a child's last line, written just before it exits, is
+    // read only then, and a poll that sees the process gone can run before that read.
+    let stdoutEnded = false;
+    child.stdout?.once('end', () => (stdoutEnded = true));
     try {
       await waitUntil(() => pids.length === 3, 'three app processes', { timeoutMs: 30_000 });
       await waitUntil(() => pids.every((pid) => events.some((e) => e.pid === pid && e.event === 'singleshot_started')), 'every app process started', { timeoutMs: 30_000 });
@@ -204,6 +209,7 @@ describe('shutdown with Redis gone', () => {
       const gone = await waitUntil(() => !pids.some(alive), 'every app process to leave', { timeoutMs: EXIT_BOUND_MS }).catch(() => false);
       expect(gone, JSON.stringify({ alive: pids.filter(alive) })).toBe(true);
       expect(pids.filter(alive)).toEqual([]);
+      await waitUntil(() => stdoutEnded, 'the last log line of every process to be read', { timeoutMs: 10_000 });
       // Each child began its stop when its supervisor went away, and the one with a send in flight gave up at the deadline.
       for (const pid of pids) expect(events).toContainEqual({ event: 'shutdown_started', pid });
       expect(events.filter((e) => e.event === 'shutdown_timeout')).not.toEqual([]);
