@@ -1,6 +1,10 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createLogger, lazyChild } from './index';
+import { createLogger, endLogs, lazyChild } from './index';
 import { installTracing, type TracingImpl } from '@singleshot/tracing';
 
 function capture(): { stream: Writable; lines: () => Record<string, unknown>[] } {
@@ -140,6 +144,27 @@ describe('trace fields on log lines', () => {
       expect(out.lines()[0]).toMatchObject({ event: 'operation_dead', ...ids });
     } finally {
       installTracing(undefined);
+    }
+  });
+});
+
+describe('endLogs', () => {
+  // A process exits right after its last line; pino's asynchronous stream may
+  // still hold lines, or have one handed to the thread pool, when that happens.
+  it('calls back only once every line written before it has reached the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'singleshot-endlogs-'));
+    try {
+      const file = join(dir, 'out.log');
+      const logger = createLogger({ app: 'delivery', destination: pino.destination({ dest: file, sync: false, mkdir: true }) });
+      const padding = 'x'.repeat(200);
+      for (let i = 0; i < 5000; i++) logger.info({ event: 'line', i, padding }, 'a line');
+      logger.error({ event: 'last_words' }, 'the last line');
+      const written = await new Promise<string>((resolve) => endLogs(logger, () => resolve(readFileSync(file, 'utf8'))));
+      const lines = written.split('\n').filter(Boolean);
+      expect(lines).toHaveLength(5001);
+      expect(JSON.parse(lines[5000] as string)).toMatchObject({ event: 'last_words' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

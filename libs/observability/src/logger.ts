@@ -121,3 +121,24 @@ class LazyChild {
     this.child[level](obj as object, msg);
   }
 }
+
+/**
+ * Ends the logger's stream and calls `done` once every line written so far has
+ * been handed to the OS. pino writes asynchronously, and its `flush` does not
+ * wait for a write already given to the thread pool: a process that exits right
+ * after its last line can lose it. Ending the stream waits for that write (the
+ * stdout stream leaves fd 1 open, then says `close`). For the last words of an
+ * exiting process only: nothing is written after it.
+ */
+export function endLogs(logger: Logger, done: () => void): void {
+  const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as Partial<NodeJS.WritableStream> | undefined;
+  if (!stream || typeof stream.end !== 'function' || typeof stream.once !== 'function') return done();
+  stream.once('close', done);
+  stream.once('error', done);
+  try {
+    stream.end();
+  } catch {
+    // already ended: nothing left to wait for
+    done();
+  }
+}

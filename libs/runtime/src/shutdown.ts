@@ -1,4 +1,4 @@
-import type { Logger } from '@singleshot/observability';
+import { endLogs, type Logger } from '@singleshot/observability';
 import { inFlightJobs } from './in-flight-jobs';
 
 /** What `onShutdown` needs besides the stop itself. */
@@ -12,6 +12,21 @@ export interface ShutdownOptions {
 
 /** Exit code of a stop that ran past its deadline. */
 export const SHUTDOWN_TIMEOUT_EXIT_CODE = 1;
+
+/** How long the last lines may take to reach stdout before the process exits without them. */
+const LAST_WORDS_MS = 1000;
+
+/**
+ * Exits once the log lines written so far have reached stdout (`endLogs`): on
+ * a loaded machine the last one, `shutdown_timeout` with what the stop
+ * abandoned, could otherwise be lost. A stdout nobody reads does not hold the
+ * exit past `LAST_WORDS_MS`.
+ */
+function exitWhenWritten(logger: Logger, code: number): void {
+  const exit = () => process.exit(code);
+  setTimeout(exit, LAST_WORDS_MS);
+  endLogs(logger, exit);
+}
 
 /**
  * Graceful shutdown: the first SIGTERM/SIGINT stops taking work and lets what
@@ -39,24 +54,33 @@ export function onShutdown(logger: Logger, stop: () => Promise<void>, options: S
     logger.info({ event: 'shutdown_started', signal: reason, timeoutMs: options.timeoutMs }, 'shutting down: finishing or releasing in-flight work');
     // Not unref'd: a stop stuck on a dead Redis may leave nothing else to keep the
     // loop alive, and then the process would end with exit 0 as if it had finished.
-    setTimeout(() => {
+    // Whichever ends the stop first (the deadline or the stop) writes the last line and exits: the
+    // other must not write after the log stream has ended.
+    let leaving = false;
+    const deadline = setTimeout(() => {
+      if (leaving) return;
+      leaving = true;
       const abandoned = inFlightJobs();
       logger.error(
         { event: 'shutdown_timeout', signal: reason, timeoutMs: options.timeoutMs, elapsedMs: Date.now() - startedAt, inFlightJobs: abandoned, inFlightTotal: Object.values(abandoned).reduce((a, b) => a + b, 0) },
         'shutdown did not finish in time: exiting; abandoned claims stay fenced and are taken over when their leases expire',
       );
-      logger.flush?.();
-      process.exit(SHUTDOWN_TIMEOUT_EXIT_CODE);
+      exitWhenWritten(logger, SHUTDOWN_TIMEOUT_EXIT_CODE);
     }, options.timeoutMs);
     stop()
       .then(() => {
+        if (leaving) return;
+        leaving = true;
+        clearTimeout(deadline);
         logger.info({ event: 'shutdown_complete' }, 'shutdown complete');
-        logger.flush?.();
-        process.exit(0);
+        exitWhenWritten(logger, 0);
       })
       .catch((err: unknown) => {
+        if (leaving) return;
+        leaving = true;
+        clearTimeout(deadline);
         logger.error({ event: 'shutdown_failed', err }, 'shutdown failed');
-        process.exit(1);
+        exitWhenWritten(logger, 1);
       });
   };
   // Only a second signal forces the exit: a stop requested otherwise (the
