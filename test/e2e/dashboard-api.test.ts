@@ -291,7 +291,7 @@ describe('starting', () => {
       });
       let stderr = '';
       child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      const code = await new Promise<number | null>((r) => child.once('exit', r));
+      const code = await new Promise<number | null>((r) => child.once('close', r));
       expect(code).toBe(2);
       expect(stderr).toContain('refusing to start the dashboard on 0.0.0.0 without credentials');
       expect(stderr).toContain('dashboard.auth');

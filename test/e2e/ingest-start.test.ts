@@ -12,7 +12,7 @@ async function run(args: string[], config: Record<string, unknown>): Promise<{ c
     const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { ...process.env, SINGLESHOT_CONFIG: file.file }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    const code = await new Promise<number | null>((r) => child.once('close', r));
     return { code, stderr };
   } finally {
     file.cleanup();

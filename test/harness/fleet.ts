@@ -76,7 +76,9 @@ export function spawnApps(only: string, configFile: string, env: Record<string, 
   });
   let stderr = '';
   child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  // `close`, not `exit`: it comes once stdout and stderr are read to their end as well, so a test
+  // reading `logs` after the exit sees the process's last lines (written just before it left).
+  const exit = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
   const proc: AppProcess = {
     child,
     pid: child.pid as number,

@@ -83,7 +83,8 @@ export function spawnRelay(configFile: string, env: Record<string, string> = {})
   });
   let stderr = '';
   child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  // `close`: after stdout is read to its end too, so the relay's last lines are in `logs`.
+  const exit = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
   const metricsPort = () =>
     waitUntil(() => {
       if (child.exitCode !== null) throw new Error(`relay exited: ${stderr}`);
