@@ -1,18 +1,12 @@
-import { createServer } from 'node:net';
+import { freePort } from '@singleshot/loadkit';
 
-/** A TCP port that was free on 127.0.0.1 a moment ago (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+/**
+ * A free loopback port for a server a test starts: below the kernel's ephemeral
+ * range, so no outgoing connection on the machine takes it between this check
+ * and the server's bind, or while a test has that server stopped before its
+ * restart on the same port (see `freePort` in @singleshot/loadkit).
+ */
+export { freePort };
 
 /** Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws `what`). */
 export async function waitUntil<T>(
