@@ -132,10 +132,27 @@ describe('the test cluster and the connection factory', () => {
   });
 
   it('survives a SIGKILLed master: its replica is promoted and the written keys are still there', async () => {
-    await redis.set('ss:{s01}:probe', 'kept');
-    await waitForReplicas(redis, ['ss:{s01}:probe'], 1, 2000);
-    const nodeKey = isCluster(redis) ? redis.slots[slotOf('ss:{s01}:probe')]![0]! : '';
-    const victim = cluster.nodes.find((n) => n.address === nodeKey)!;
+    // The precondition, on the cluster as it is now: the key written on its slot's master, acknowledged
+    // by that master's replica, and that node still a master. On a loaded machine a node starved past
+    // the node timeout is failed over on its own; the client's map can then still show the old master
+    // with no replica (so a WAIT for the replicas it shows asks for none), and a write that old master
+    // takes is dropped when it turns replica. Until the precondition holds the write is made again:
+    // what this test checks is the SIGKILL that follows.
+    const victim = await waitUntil(
+      async () => {
+        await cluster.waitHealthy();
+        await redis.set('ss:{s01}:probe', 'kept');
+        const nodeKey = isCluster(redis) ? redis.slots[slotOf('ss:{s01}:probe')]?.[0] : undefined;
+        const node = isCluster(redis) ? redis.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === nodeKey) : undefined;
+        const target = cluster.nodes.find((n) => n.address === nodeKey);
+        if (!node || !target) return undefined;
+        // WAIT on the connection that carried the write: it counts the replicas that have it.
+        if (((await node.call('WAIT', 1, 2000)) as number) < 1) return undefined;
+        return (await cluster.role(target)) === 'master' ? target : undefined;
+      },
+      'the key on a master and its replica',
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
     await cluster.kill9(victim);
     await cluster.waitForPromotion(victim);
     // The last answer goes into the failure: a timeout under load must say
