@@ -56,7 +56,14 @@ export async function startTestNats(options: { token?: string } = {}): Promise<T
     await gone;
     child = undefined;
   };
-  await start();
+  try {
+    await start();
+  } catch (err) {
+    // A server that did not answer in time is still running: stop it, or it outlives the test run.
+    await stop().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     url: `nats://127.0.0.1:${port}`,
     port,

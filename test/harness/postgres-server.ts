@@ -65,24 +65,27 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
   const [cmd, args] = run(postgresBin('postgres'), ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off']);
   const child = spawn(cmd, args, { stdio: 'ignore' });
-  await waitUntil(async () => {
-    if (child.exitCode !== null) throw new Error(`postgres exited with ${child.exitCode}`);
-    return answers(port);
-  }, 'postgres to answer queries', { timeoutMs: 30_000, intervalMs: 100 });
-  return {
-    url: `postgres://test@127.0.0.1:${port}/postgres`,
-    port,
-    destroy: async () => {
-      // SIGINT to the postmaster itself (runuser does not pass it on): a fast
-      // shutdown that cuts the clients still connected.
-      try {
-        const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-        process.kill(postmaster, 'SIGINT');
-      } catch {
-        child.kill('SIGKILL');
-      }
-      await exited(child);
-      rmSync(dir, { recursive: true, force: true });
-    },
+  const destroy = async () => {
+    // SIGINT to the postmaster itself (runuser does not pass it on): a fast
+    // shutdown that cuts the clients still connected.
+    try {
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      process.kill(postmaster, 'SIGINT');
+    } catch {
+      child.kill('SIGKILL');
+    }
+    await exited(child);
+    rmSync(dir, { recursive: true, force: true });
   };
+  try {
+    await waitUntil(async () => {
+      if (child.exitCode !== null) throw new Error(`postgres exited with ${child.exitCode}`);
+      return answers(port);
+    }, 'postgres to answer queries', { timeoutMs: 30_000, intervalMs: 100 });
+  } catch (err) {
+    // A server that did not answer in time is still running: stop it, or it outlives the test run.
+    await destroy().catch(() => undefined);
+    throw err;
+  }
+  return { url: `postgres://test@127.0.0.1:${port}/postgres`, port, destroy };
 }
