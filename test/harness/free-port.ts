@@ -29,3 +29,17 @@ export async function waitUntil<T>(
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * Starts a server a test needs; when `start` fails, runs `cleanup` (stop the
+ * server, delete its dir) and rethrows. A server that did not answer within
+ * its start is still running, and would outlive the test run.
+ */
+export async function startOrCleanUp(start: () => Promise<void>, cleanup: () => Promise<void>): Promise<void> {
+  try {
+    await start();
+  } catch (err) {
+    await cleanup().catch(() => undefined);
+    throw err;
+  }
+}

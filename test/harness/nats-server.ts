@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, waitUntil } from './free-port';
+import { freePort, startOrCleanUp, waitUntil } from './free-port';
 
 /**
  * A throwaway `nats-server -js` for one suite: a free loopback port and its
@@ -56,14 +56,10 @@ export async function startTestNats(options: { token?: string } = {}): Promise<T
     await gone;
     child = undefined;
   };
-  try {
-    await start();
-  } catch (err) {
-    // A server that did not answer in time is still running: stop it, or it outlives the test run.
-    await stop().catch(() => undefined);
+  await startOrCleanUp(start, async () => {
+    await stop();
     rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
+  });
   return {
     url: `nats://127.0.0.1:${port}`,
     port,

@@ -3,7 +3,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { freePort, waitUntil } from './free-port';
+import { freePort, startOrCleanUp, waitUntil } from './free-port';
 
 /** A throwaway PostgreSQL for one suite: `initdb` in a temp dir, a free loopback port (as bench/ starts its peer). */
 export interface TestPostgres {
@@ -77,15 +77,11 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     await exited(child);
     rmSync(dir, { recursive: true, force: true });
   };
-  try {
+  await startOrCleanUp(async () => {
     await waitUntil(async () => {
       if (child.exitCode !== null) throw new Error(`postgres exited with ${child.exitCode}`);
       return answers(port);
     }, 'postgres to answer queries', { timeoutMs: 30_000, intervalMs: 100 });
-  } catch (err) {
-    // A server that did not answer in time is still running: stop it, or it outlives the test run.
-    await destroy().catch(() => undefined);
-    throw err;
-  }
+  }, destroy);
   return { url: `postgres://test@127.0.0.1:${port}/postgres`, port, destroy };
 }

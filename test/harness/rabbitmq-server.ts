@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, waitUntil } from './free-port';
+import { freePort, startOrCleanUp, waitUntil } from './free-port';
 
 /**
  * A throwaway RabbitMQ for one suite: its own node name, AMQP and
@@ -75,15 +75,10 @@ export async function startTestRabbitMq(): Promise<TestRabbitMq> {
     await gone;
     child = undefined;
   };
-  try {
-    await start();
-  } catch (err) {
-    // A node that did not answer in time is still running in its own process group: stop it, or it
-    // outlives the test run.
-    await stop().catch(() => undefined);
+  await startOrCleanUp(start, async () => {
+    await stop();
     rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
+  });
   return {
     url: `amqp://guest:guest@127.0.0.1:${port}`,
     port,
