@@ -205,10 +205,10 @@ export class KeyBuilder {
   }
 
   /**
-   * The former layout's one index of every recipient that ever had a
-   * suppression or an opt-out. Nothing writes it any more; the first listing
-   * moves its recipients into the per-shard indexes and empties it
-   * (SuppressionList).
+   * One index of every recipient with a suppression or an opt-out, in a slot
+   * of its own. Only read: a store written before the per-shard indexes may
+   * still hold it, and its recipients must stay listed, so the first listing
+   * moves them into the per-shard indexes and empties it (SuppressionList).
    */
   legacySuppressionIndex(): string {
     return `${this.prefix}:suppressions`;
@@ -311,9 +311,10 @@ export class KeyBuilder {
   }
 
   /**
-   * The former layout's set of operation keys a message fanned out to (a key of
-   * its own per message, dearer than fields of the message record). Read
-   * only, never written: records kept in that layout show their operations
+   * A set of the operation keys a message fanned out to, one key per message
+   * (dearer than fields of the message record, which is why nothing writes it).
+   * Only read: a store written before the fan-out moved into the message record
+   * may still hold such sets, and their messages must show their operations
    * until they expire (retention).
    */
   messageOps(messageKey: string): string {

@@ -161,7 +161,10 @@ export function decodeStoredJob(raw: string | null | undefined): unknown {
 
 /**
  * Decodes HMGET of SUMMARY_FIELDS on the state hash, with the last error's text
- * from the data hash (`lastError`; the state's own field is the former layout's).
+ * from the data hash (`lastError`). The state hash's own `lastError` is read
+ * when the data hash has none: records written before the text moved to the
+ * data hash keep it there until they expire, and an operator reading one must
+ * still see why it failed.
  */
 export function decodeSummary(operationKey: string, fields: (string | null)[], dataLastError?: string | null): OperationSummary {
   const [status, recipient, channel, reason, stateLastError] = fields;
