@@ -48,15 +48,15 @@ function exitWhenWritten(logger: Logger, code: number): void {
  */
 export function onShutdown(logger: Logger, stop: () => Promise<void>, options: ShutdownOptions): (reason: string) => void {
   let stopping = false;
+  // Whichever ends the stop first (the deadline or the stop) writes the last line and exits: nothing
+  // else may write after the log stream has ended, a second signal included.
+  let leaving = false;
   const begin = (reason: string) => {
     stopping = true;
     const startedAt = Date.now();
     logger.info({ event: 'shutdown_started', signal: reason, timeoutMs: options.timeoutMs }, 'shutting down: finishing or releasing in-flight work');
     // Not unref'd: a stop stuck on a dead Redis may leave nothing else to keep the
     // loop alive, and then the process would end with exit 0 as if it had finished.
-    // Whichever ends the stop first (the deadline or the stop) writes the last line and exits: the
-    // other must not write after the log stream has ended.
-    let leaving = false;
     const deadline = setTimeout(() => {
       if (leaving) return;
       leaving = true;
@@ -87,6 +87,7 @@ export function onShutdown(logger: Logger, stop: () => Promise<void>, options: S
   // supervisor's, which may arrive just before the unit's own SIGTERM) does not count.
   let signalled = false;
   const handler = (signal: NodeJS.Signals) => {
+    if (leaving) return;
     if (signalled) {
       logger.warn({ event: 'shutdown_forced', signal }, 'second signal: exiting now');
       process.exit(130);
