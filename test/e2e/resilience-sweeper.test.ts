@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliverJobData } from '@singleshot/core';
+import { externalCode, type DeliverJobData } from '@singleshot/core';
 import { enqueueDeliveries } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
 import {
@@ -79,7 +79,7 @@ describe('recovery sweeper', () => {
     if (claim.kind !== 'claimed') throw new Error('expected a claim');
     const posted = await fetch(sink.url, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': data.operationKey }, body: JSON.stringify({ operationKey: data.operationKey, recipient: data.recipient }) });
     expect(posted.status).toBe(200);
-    await rt.operations.commit({ operationKey: data.operationKey, fence: claim.fence, outcome: 'in_doubt', messageKey: data.messageKey, recipient: data.recipient, channel: data.channel, provider: 'primary', error: { code: 'ECONNRESET', message: 'socket hang up' }, nextAttemptAt: Date.now() });
+    await rt.operations.commit({ operationKey: data.operationKey, fence: claim.fence, outcome: 'in_doubt', messageKey: data.messageKey, recipient: data.recipient, channel: data.channel, provider: 'primary', error: { code: externalCode('ECONNRESET'), message: 'socket hang up' }, nextAttemptAt: Date.now() });
     expect(await rt.queues.deliver.getJob(data.operationKey)).toBeUndefined();
 
     // Without a sweeper nothing would ever touch it again; the gauge shows it.

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisClient } from '@singleshot/store';
-import { InDoubtError, PermanentError, RetryableError, type DeliverJobData } from '@singleshot/core';
+import { InDoubtError, PermanentError, RetryableError, type DeliverJobData, externalCode } from '@singleshot/core';
 import { BreakerRegistry, type CallContext, type LookupResult, type Provider, type SendRequest } from '@singleshot/providers';
 import { KeyBuilder, OperationStore, createRedis } from '@singleshot/store';
 import { createLogger, createMetrics, type Metrics } from '@singleshot/observability';
@@ -36,11 +36,11 @@ function provider(name: string, options: { lookup?: boolean } = {}): ScriptedPro
           p.accepted.add(req.operationKey);
           return { externalId: `${name}-${req.operationKey.slice(0, 6)}` };
         case 'refused':
-          throw new RetryableError(`${name}: ECONNREFUSED`, 'ECONNREFUSED', { safeToFallback: true });
+          throw new RetryableError(`${name}: ECONNREFUSED`, externalCode('ECONNREFUSED'), { safeToFallback: true });
         case '503':
           throw new RetryableError(`${name}: HTTP 503`, 'HTTP_503');
         case 'in_doubt':
-          throw new InDoubtError(`${name}: reset after write`, 'ECONNRESET');
+          throw new InDoubtError(`${name}: reset after write`, externalCode('ECONNRESET'));
         case 'permanent':
           throw new PermanentError(`${name}: HTTP 422`, 'HTTP_422');
       }
@@ -167,7 +167,7 @@ describe('fallback chain', () => {
     const [a, b] = [provider('a', { lookup: true }), provider('b')];
     a.script.push(async (req) => {
       a.accepted.add(req.operationKey);
-      throw new InDoubtError('a: reset after write', 'ECONNRESET');
+      throw new InDoubtError('a: reset after write', externalCode('ECONNRESET'));
     });
     const data = job();
     const d = deps([a, b], { providerAttempts: 1 });
@@ -308,7 +308,7 @@ describe('lease and deadlines with several providers in one claim', () => {
     const [a, b] = [provider('a'), provider('b')];
     a.script.push(async () => {
       clock += 1000; // A took a second before it was refused
-      throw new RetryableError('a: refused', 'ECONNREFUSED', { safeToFallback: true });
+      throw new RetryableError('a: refused', externalCode('ECONNREFUSED'), { safeToFallback: true });
     });
     expect(await deliver(job(), deps([a, b], { leaseMs, now }))).toMatchObject({ kind: 'sent', provider: 'b' });
     expect(a.calls[0]?.timeoutMs).toBe(leaseMs - margin);
@@ -322,7 +322,7 @@ describe('lease and deadlines with several providers in one claim', () => {
     const [a, b] = [provider('a'), provider('b')];
     a.script.push(async () => {
       clock += leaseMs; // A used the whole lease
-      throw new RetryableError('a: refused', 'ECONNREFUSED', { safeToFallback: true });
+      throw new RetryableError('a: refused', externalCode('ECONNREFUSED'), { safeToFallback: true });
     });
     const data = job();
     expect(await deliver(data, deps([a, b], { leaseMs, now }))).toMatchObject({ kind: 'retry', reason: 'lease_too_short' });
@@ -342,7 +342,7 @@ describe('lease and deadlines with several providers in one claim', () => {
       const other = await ops.claim({ ...data, owner: 'other', leaseMs: 60_000 });
       if (other.kind !== 'claimed') throw new Error('expected the other claim');
       await waitUntil(() => ctx.signal.aborted, 'the keeper to notice the lost lease', { timeoutMs: 10_000, intervalMs: 20 });
-      throw new RetryableError('a: refused', 'ECONNREFUSED', { safeToFallback: true });
+      throw new RetryableError('a: refused', externalCode('ECONNREFUSED'), { safeToFallback: true });
     });
     expect(await deliver(data, deps([a, b], { leaseMs }))).toEqual({ kind: 'stale' });
     expect(b.calls).toHaveLength(0);

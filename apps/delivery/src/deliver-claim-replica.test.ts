@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RetryableError } from '@singleshot/core';
+import { RetryableError, externalCode } from '@singleshot/core';
 import type { Provider, LookupResult } from '@singleshot/providers';
 import { KeyBuilder, OperationStore, ReplicaWaitError, createRedis, type RedisClient } from '@singleshot/store';
 import { createLogger, createMetrics } from '@singleshot/observability';
@@ -109,7 +109,7 @@ describe('claim replication before the send', () => {
         calls.push('first');
         // Past a point where only an extension could leave room for another call.
         await waitUntil(() => extended >= 1 && Date.now() > claimedAt + leaseMs - 350, 'an extension and most of the claimed lease to pass', { timeoutMs: 10_000, intervalMs: 10 });
-        throw new RetryableError('first: refused', 'ECONNREFUSED', { safeToFallback: true });
+        throw new RetryableError('first: refused', externalCode('ECONNREFUSED'), { safeToFallback: true });
       },
     };
     const second: Provider = { ...provider, name: 'second', send: async () => (calls.push('second'), { externalId: 'second-1' }) };

@@ -1,4 +1,4 @@
-import type { DeadReason, OperationStatus, SuppressReason } from '@singleshot/core';
+import type { AnyErrorCode, DeadReason, OperationStatus, SuppressReason } from '@singleshot/core';
 import type { DocumentStateStore, OperationStore, RateLimiter } from '@singleshot/store';
 import type { DocumentStore } from '@singleshot/documents';
 import type { DeadJobData } from '@singleshot/queues';
@@ -123,7 +123,7 @@ export interface ClaimState {
 }
 
 export interface ErrorInfo {
-  code: string;
+  code: AnyErrorCode;
   message: string;
 }
 

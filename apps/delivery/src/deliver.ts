@@ -1,10 +1,10 @@
-import { quietUntil, type DeliverJobData, type ErrorCode } from '@singleshot/core';
+import { codeOf, quietUntil, type DeliverJobData, type ErrorCode } from '@singleshot/core';
 import type { AttemptRecord } from '@singleshot/store';
 import { ensureDeadRecord } from '@singleshot/queues';
 import { lazyChild } from '@singleshot/observability';
 import { ClaimedAttempt } from './attempt';
 import { passBreakers, returnTrial, type ReservedTrial } from './breaker-gate';
-import type { DeliverDeps, DeliverOutcome, Ending } from './deliver-types';
+import type { DeliverDeps, DeliverOutcome, Ending, ErrorInfo } from './deliver-types';
 import { checkDocuments, prepareDocuments, type DocumentGate } from './document-gate';
 import { finish, waitForDocument } from './ending';
 import { keepLease } from './lease-keeper';
@@ -211,8 +211,7 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
     try {
       a.content = await prepareDocuments(a.gate, chain, deps.documents);
     } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      const error = { code: typeof code === 'string' ? code : 'DOCUMENT_STORE', message: (err as Error).message };
+      const error: ErrorInfo = { code: codeOf(err) ?? 'DOCUMENT_STORE', message: (err as Error).message };
       return { kind: 'retry', status: 'failed', reason: error.code, error, provider: (chain[0] as { name: string }).name };
     }
   }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RedisClient } from '@singleshot/store';
-import { InDoubtError, PermanentError, RetryableError, type DeliverJobData } from '@singleshot/core';
+import { InDoubtError, PermanentError, RetryableError, type DeliverJobData, externalCode } from '@singleshot/core';
 import type { Provider, SendRequest } from '@singleshot/providers';
 import { KeyBuilder, OperationStore, RateLimiter, createRedis } from '@singleshot/store';
 import { createLogger, createMetrics, type Metrics } from '@singleshot/observability';
@@ -60,7 +60,7 @@ const fail503 = async (): Promise<string> => {
   throw new RetryableError('p: HTTP 503', 'HTTP_503');
 };
 const failInDoubt = async (): Promise<string> => {
-  throw new InDoubtError('p: reset after write', 'ECONNRESET');
+  throw new InDoubtError('p: reset after write', externalCode('ECONNRESET'));
 };
 
 beforeAll(async () => {

@@ -1,8 +1,8 @@
-import { RetryableError, classifyError, describeError, type ErrorCode } from '@singleshot/core';
+import { RetryableError, classifyError, describeError, type AnyErrorCode } from '@singleshot/core';
 import { RECIPIENT_REFUSAL_CODES, budgetSpent, planChain, type BreakerPermit, type CircuitBreaker, type Provider, type SendRequest } from '@singleshot/providers';
 import type { AttemptRecord } from '@singleshot/store';
 import type { ClaimedAttempt } from './attempt';
-import type { Ending } from './deliver-types';
+import type { Ending, ErrorInfo } from './deliver-types';
 
 /** Part of the lease kept free after a provider call's deadline, for the commit. */
 export function commitMarginMs(leaseMs: number): number {
@@ -45,7 +45,7 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
   const debug = deps.logger.isLevelEnabled('debug');
   if (plan.pinnedTo) a.log.info({ event: 'in_doubt_pinned', provider: plan.pinnedTo }, 'unresolved in-doubt send: staying on this provider, no fallback');
   const margin = commitMarginMs(deps.policy.leaseMs);
-  const switchTo = (from: Provider, to: Provider, why: string, error: { code: string; message: string }) => {
+  const switchTo = (from: Provider, to: Provider, why: string, error: { code: AnyErrorCode; message: string }) => {
     deps.metrics.fallbackSwitches.inc({ channel: job.channel, from: from.name, to: to.name });
     a.log.warn({ event: 'provider_fallback', provider: from.name, next: to.name, why, error }, 'falling back to the next provider');
   };
@@ -58,7 +58,7 @@ export async function sendThroughChain(a: ClaimedAttempt, chain: Provider[], pri
     const breaker: CircuitBreaker | undefined = deps.breakers?.get(job.channel, provider.name);
     const permit = takePermit(a, provider.name, breaker);
     if (!permit.allowed) {
-      const error = { code: 'BREAKER_OPEN' satisfies ErrorCode, message: `${provider.name}: circuit breaker open; skipped without a call` };
+      const error: ErrorInfo = { code: 'BREAKER_OPEN', message: `${provider.name}: circuit breaker open; skipped without a call` };
       a.record({ step: 'breaker_skip', outcome: 'failed', provider: provider.name, errorCode: error.code, error: error.message });
       if (next) {
         switchTo(provider, next, 'breaker_open', error);

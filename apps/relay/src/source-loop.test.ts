@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { SingleshotError } from '@singleshot/core';
+import { SingleshotError, externalCode } from '@singleshot/core';
 import { createLogger } from '@singleshot/observability';
 import type { Derived } from './derive';
 import { HandOff, type Outcome } from './hand-off';
@@ -118,7 +118,7 @@ describe('sourceLoop', () => {
   });
 
   it('a consume that fails ends the connection: logged with its error code, disconnected, connected again', async () => {
-    const broken = new SingleshotError('the channel closed', 'CHANNEL_CLOSED');
+    const broken = new SingleshotError('the channel closed', externalCode('CHANNEL_CLOSED'));
     const t = scripted([{ connect: 'ok', consume: async () => Promise.reject(broken) }, { connect: 'ok' }]);
     t.source.start();
     await t.idle;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { retryDelayMs, type RenderJobData } from '@singleshot/core';
+import { codeOf, retryDelayMs, type AnyErrorCode, type RenderJobData } from '@singleshot/core';
 import type { DocumentsConfig } from '@singleshot/config';
 import { documentStoreKey, renderPdf, type DocumentStore } from '@singleshot/documents';
 import type { DocumentStateStore } from '@singleshot/store';
@@ -97,8 +97,7 @@ export async function renderDocument(job: RenderJobData, deps: RenderDeps): Prom
     // A template that throws will throw on every attempt: permanent. Anything
     // else (the store, the disk) may pass next time.
     const permanent = err instanceof TemplateError;
-    const code = (err as { code?: unknown }).code;
-    const error = { code: typeof code === 'string' ? code : 'RENDER_FAILED', message: (err as Error).message ?? String(err) };
+    const error = { code: codeOf(err) ?? 'RENDER_FAILED', message: (err as Error).message ?? String(err) };
     return fail(job, deps, fence, attempts, error, permanent);
   } finally {
     clearInterval(extender);
@@ -110,7 +109,7 @@ async function fail(
   deps: RenderDeps,
   fence: string,
   attempts: number,
-  error: { code: string; message: string },
+  error: { code: AnyErrorCode; message: string },
   permanent: boolean,
 ): Promise<RenderOutcome> {
   const now = (deps.now ?? Date.now)();

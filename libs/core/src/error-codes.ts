@@ -67,6 +67,7 @@ export const ERROR_CODES = {
   TEMPLATE_INVALID: 'a template cannot be compiled',
   RENDER_FAILED: 'rendering a document failed',
   // Delivery and decision
+  DIGEST_ROUTE_MISSING: 'a digest names a route that is no longer in the config',
   INVALID_JOB: 'a queue job fails validation (poison): recorded at once, never retried',
   INVALID_RECIPIENT: 'the recipient can never be taken by its channel (checked at fan-out)',
   NO_PROVIDER: 'no provider is configured for the channel',
@@ -84,6 +85,9 @@ export const ERROR_CODES = {
   LOOKUP_NO_CURSOR: 'a Slack lookup page said "more" without a cursor',
   LOOKUP_TOO_MUCH_HISTORY: 'a Slack lookup found too much history to decide',
   LOOKUP_NO_ID: 'a provider lookup answered 200 without an id',
+  LOOKUP_AMBIGUOUS: 'a WhatsApp lookup found other messages to the recipient and cannot recognise the copy: no verdict',
+  LOOKUP_UNREADABLE: 'a provider lookup listed a message it could not read: no verdict',
+  WHATSAPP_OUTSIDE_SESSION: 'a WhatsApp free-form message is outside the 24-hour session window and the route has no template; safe to fall back',
   DEADLINE: 'a provider call had no answer within its deadline',
   ABORTED: 'a call was aborted by the caller (shutdown or lease lost)',
   UNKNOWN: 'an error without a code',
@@ -113,10 +117,40 @@ export const ERROR_CODES = {
 /** A fixed error code (see {@link ERROR_CODES}). */
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+declare const external: unique symbol;
+
 /**
- * Codes built from a provider's answer: the HTTP status (`HTTP_503`), the
- * HTTP status of a lookup (`LOOKUP_HTTP_500`) or an SMTP reply (`SMTP_550`).
- * Providers also pass through a transport code (`ECONNRESET`), an SES error
- * name or a Slack error in upper case: those stay `string`.
+ * A code singleshot did not choose and passes through as it came: a transport
+ * error (`ECONNRESET`), an SES error name, a Slack error in upper case, or the
+ * `code` of a foreign thrown value. Built only by {@link externalCode}, so a
+ * code literal written in our own code cannot hide behind it.
  */
-export type ProviderErrorCode = `HTTP_${number | 'UNKNOWN'}` | `LOOKUP_HTTP_${number}` | `SMTP_${number}`;
+export type ExternalCode = string & { readonly [external]: true };
+
+/** Marks a code that came from outside as passed through (see {@link ExternalCode}). */
+export function externalCode(raw: string): ExternalCode {
+  return raw as ExternalCode;
+}
+
+/**
+ * Codes built at run time, by family: the HTTP status of an answer
+ * (`HTTP_503`), an SMTP reply (`SMTP_550`), a Twilio error number
+ * (`TWILIO_21610`), a lookup's failure (`LOOKUP_` + the code of what failed,
+ * `LOOKUP_HTTP_500`), a failed WhatsApp session check
+ * (`WHATSAPP_SESSION_CHECK_` + the lookup's code), a Slack API error in upper
+ * case (`SLACK_CHANNEL_NOT_FOUND`), and external codes.
+ */
+export type ProviderErrorCode =
+  | `HTTP_${number | 'UNKNOWN'}`
+  | `SMTP_${number}`
+  | `TWILIO_${number}`
+  | `LOOKUP_${string}`
+  | `WHATSAPP_SESSION_CHECK_${string}`
+  | `SLACK_${string}`
+  | ExternalCode;
+
+/** Every code a singleshot error, answer or record may carry: a fixed one or one of a family. */
+export type AnyErrorCode = ErrorCode | ProviderErrorCode;
+
+/** The prefixes of {@link ProviderErrorCode}'s families, for checks of code read back as text. */
+export const ERROR_CODE_FAMILIES = ['HTTP_', 'SMTP_', 'TWILIO_', 'LOOKUP_', 'WHATSAPP_SESSION_CHECK_', 'SLACK_'] as const;

@@ -1,3 +1,4 @@
+import { externalCode } from './error-codes';
 import { describe, expect, it } from 'vitest';
 import {
   InDoubtError,
@@ -20,11 +21,11 @@ describe('error classes', () => {
 
   it('RetryableError defaults to not safe to fall back and keeps Retry-After and cause', () => {
     const cause = new Error('ECONNREFUSED');
-    const err = new RetryableError('refused', 'ECONNREFUSED', { retryAfterMs: 1_500, cause });
+    const err = new RetryableError('refused', externalCode('ECONNREFUSED'), { retryAfterMs: 1_500, cause });
     expect(err.safeToFallback).toBe(false);
     expect(err.retryAfterMs).toBe(1_500);
     expect(err.cause).toBe(cause);
-    expect(new RetryableError('x', 'Y', { safeToFallback: true }).safeToFallback).toBe(true);
+    expect(new RetryableError('x', 'HTTP_503', { safeToFallback: true }).safeToFallback).toBe(true);
   });
 
   it('ValidationError has a default code', () => {
@@ -35,21 +36,21 @@ describe('error classes', () => {
 
   it('subclasses keep their own name', () => {
     class SmtpRejected extends PermanentError {}
-    expect(new SmtpRejected('no', 'X').name).toBe('SmtpRejected');
-    expect(classifyError(new SmtpRejected('no', 'X'))).toBe('permanent');
+    expect(new SmtpRejected('no', 'SMTP_550').name).toBe('SmtpRejected');
+    expect(classifyError(new SmtpRejected('no', 'SMTP_550'))).toBe('permanent');
   });
 });
 
 describe('classifyError', () => {
   it('classifies by class, never by message text', () => {
-    expect(classifyError(new PermanentError('try again later', 'P'))).toBe('permanent');
-    expect(classifyError(new InDoubtError('permanent failure', 'D'))).toBe('in_doubt');
-    expect(classifyError(new RetryableError('permanent', 'R'))).toBe('retry');
+    expect(classifyError(new PermanentError('try again later', 'SMTP_550'))).toBe('permanent');
+    expect(classifyError(new InDoubtError('permanent failure', 'DEADLINE'))).toBe('in_doubt');
+    expect(classifyError(new RetryableError('permanent', 'HTTP_503'))).toBe('retry');
   });
 
   it('treats unknown errors and non-errors as retryable', () => {
     expect(classifyError(new Error('permanent: invalid recipient'))).toBe('retry');
-    expect(classifyError(new SingleshotError('superseded', 'ANY'))).toBe('retry');
+    expect(classifyError(new SingleshotError('superseded', 'UNKNOWN'))).toBe('retry');
     expect(classifyError('boom')).toBe('retry');
     expect(classifyError(undefined)).toBe('retry');
   });
@@ -57,9 +58,9 @@ describe('classifyError', () => {
 
 describe('describeError', () => {
   it('describes singleshot errors by name, code and message', () => {
-    expect(describeError(new InDoubtError('timeout after write', 'TIMEOUT'))).toEqual({
+    expect(describeError(new InDoubtError('timeout after write', 'DEADLINE'))).toEqual({
       name: 'InDoubtError',
-      code: 'TIMEOUT',
+      code: 'DEADLINE',
       message: 'timeout after write',
     });
   });

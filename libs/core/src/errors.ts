@@ -1,12 +1,14 @@
 /**
  * Marker error classes. Callers classify with `instanceof` or `name`, never by
- * message text. Each carries a string `code` (imapflow style) for logs, metrics
- * and the DLQ record.
+ * message text. Each carries a `code` from the catalogue (imapflow style) for
+ * logs, metrics and the DLQ record.
  */
 
+import { externalCode, type AnyErrorCode, type ErrorCode } from './error-codes';
+
 export class SingleshotError extends Error {
-  readonly code: string;
-  constructor(message: string, code: string, options?: { cause?: unknown }) {
+  readonly code: AnyErrorCode;
+  constructor(message: string, code: AnyErrorCode, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
@@ -23,7 +25,7 @@ export class RetryableError extends SingleshotError {
   readonly safeToFallback: boolean;
   constructor(
     message: string,
-    code: string,
+    code: AnyErrorCode,
     options: { retryAfterMs?: number; safeToFallback?: boolean; cause?: unknown } = {},
   ) {
     super(message, code, { cause: options.cause });
@@ -44,7 +46,7 @@ export class InDoubtError extends SingleshotError {}
 /** Input that fails validation at a boundary (HTTP body, job payload, config). */
 export class ValidationError extends SingleshotError {
   readonly details: unknown;
-  constructor(message: string, details?: unknown, code = 'INVALID_INPUT') {
+  constructor(message: string, details?: unknown, code: ErrorCode = 'INVALID_INPUT') {
     super(message, code);
     this.details = details;
   }
@@ -59,12 +61,17 @@ export function classifyError(err: unknown): ErrorClass {
   return 'retry';
 }
 
+/** The code of any thrown value: ours as it is, a foreign string `code` passed through, else undefined. */
+export function codeOf(err: unknown): AnyErrorCode | undefined {
+  if (err instanceof SingleshotError) return err.code;
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && code ? externalCode(code) : undefined;
+}
+
 /** A short, serializable description of any thrown value for records and logs. */
-export function describeError(err: unknown): { name: string; code: string; message: string } {
+export function describeError(err: unknown): { name: string; code: AnyErrorCode; message: string } {
   if (err instanceof SingleshotError) return { name: err.name, code: err.code, message: err.message };
-  if (err instanceof Error) {
-    const code = (err as { code?: unknown }).code;
-    return { name: err.name, code: typeof code === 'string' ? code : 'UNKNOWN', message: err.message };
-  }
+  // A foreign error (a socket's, a library's) keeps its own code, marked as passed through.
+  if (err instanceof Error) return { name: err.name, code: codeOf(err) ?? 'UNKNOWN', message: err.message };
   return { name: 'Error', code: 'UNKNOWN', message: String(err) };
 }

@@ -2,7 +2,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { DEAD_REASONS, ERROR_CODES, LOG_EVENTS, SUPPRESS_REASONS } from './index';
+import { DEAD_REASONS, ERROR_CODES, ERROR_CODE_FAMILIES, LOG_EVENTS, SUPPRESS_REASONS } from './index';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -128,5 +128,67 @@ describe('log events in apps/ and libs/', () => {
   it('every LOG_EVENTS value is logged somewhere', () => {
     const logged = new Set(calls.flatMap((c) => (c.object ? eventValues(c.object) : [])));
     expect(Object.keys(LOG_EVENTS).filter((e) => !logged.has(e))).toEqual([]);
+  });
+});
+
+/** The arguments of the call whose `(` is at `open`, split at top-level commas. */
+function argumentsAt(text: string, open: number): string[] {
+  const args: string[] = [];
+  let depth = 0;
+  let quote: string | undefined;
+  let start = open + 1;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i] as string;
+    if (quote) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = undefined;
+    } else if (c === "'" || c === '"' || c === '`') quote = c;
+    else if (c === '(' || c === '{' || c === '[') depth++;
+    else if (c === ')' || c === '}' || c === ']') {
+      if (--depth === 0) return [...args, text.slice(start, i)].map((a) => a.trim());
+    } else if (c === ',' && depth === 1) {
+      args.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  return args;
+}
+
+const CODE_LITERAL = /^'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)'(?: as const)?(?: satisfies \w+)?$/;
+
+/**
+ * Every code literal written in a code position: a `code:` or `errorCode:`
+ * property, a literal checked with `satisfies ErrorCode`, any argument after the
+ * message of an error constructor or a `super` call, and the code argument of
+ * `errorFor`.
+ */
+function codeLiterals(): { where: string; code: string }[] {
+  const found: { where: string; code: string }[] = [];
+  for (const { file, text } of sources()) {
+    const at = (index: number): string => `${file}:${text.slice(0, index).split('\n').length}`;
+    for (const m of text.matchAll(/\b(?:code|errorCode)\??\s*[:=]\s*'([A-Z][A-Z0-9_]*)'/g)) found.push({ where: at(m.index ?? 0), code: m[1] as string });
+    for (const m of text.matchAll(/'([A-Z][A-Z0-9_]*)'(?: as const)? satisfies (?:Any)?ErrorCode\b/g)) found.push({ where: at(m.index ?? 0), code: m[1] as string });
+    for (const m of text.matchAll(/\b(?:new \w*Error|errorFor|super)\(/g)) {
+      const open = (m.index ?? 0) + m[0].length - 1;
+      for (const arg of argumentsAt(text, open).slice(1)) {
+        const literal = CODE_LITERAL.exec(arg);
+        if (literal) found.push({ where: at(m.index ?? 0), code: literal[1] as string });
+      }
+    }
+  }
+  return found;
+}
+
+describe('error codes in apps/ and libs/', () => {
+  const literals = codeLiterals();
+
+  it('finds the code literals (the scan is not empty)', () => {
+    expect(literals.length).toBeGreaterThan(100);
+    expect(literals.some((l) => l.code === 'BREAKER_OPEN')).toBe(true);
+  });
+
+  it('every code written in the code is in ERROR_CODES or one of its families', () => {
+    const known = (code: string): boolean => code in ERROR_CODES || ERROR_CODE_FAMILIES.some((prefix) => code.startsWith(prefix));
+    expect(literals.filter((l) => !known(l.code)).map((l) => `${l.where}: ${l.code}`)).toEqual([]);
   });
 });

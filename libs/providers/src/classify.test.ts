@@ -93,11 +93,11 @@ describe('classifyLogError', () => {
 
 describe('errorFor / errorCode', () => {
   it('builds the core error classes', () => {
-    const retry = errorFor({ outcome: 'retry', safeToFallback: true }, 'm', 'C', { retryAfterMs: 5 });
+    const retry = errorFor({ outcome: 'retry', safeToFallback: true }, 'm', 'HTTP_503', { retryAfterMs: 5 });
     expect(retry).toBeInstanceOf(RetryableError);
-    expect(retry).toMatchObject({ code: 'C', retryAfterMs: 5, safeToFallback: true });
-    expect(errorFor({ outcome: 'permanent', safeToFallback: false }, 'm', 'P')).toBeInstanceOf(PermanentError);
-    expect(errorFor({ outcome: 'in_doubt', safeToFallback: false }, 'm', 'D')).toBeInstanceOf(InDoubtError);
+    expect(retry).toMatchObject({ code: 'HTTP_503', retryAfterMs: 5, safeToFallback: true });
+    expect(errorFor({ outcome: 'permanent', safeToFallback: false }, 'm', 'SMTP_550')).toBeInstanceOf(PermanentError);
+    expect(errorFor({ outcome: 'in_doubt', safeToFallback: false }, 'm', 'DEADLINE')).toBeInstanceOf(InDoubtError);
   });
   it('prefers the wrapped system code', () => {
     expect(errorCode({ code: 'ESOCKET', originalCode: 'ECONNREFUSED' })).toBe('ECONNREFUSED');

@@ -9,7 +9,7 @@
  *      with `safeToFallback` only when not a byte of the request reached the peer
  *  - maybe                                           → InDoubtError (reconcile first)
  */
-import { InDoubtError, PermanentError, RetryableError, type SingleshotError } from '@singleshot/core';
+import { InDoubtError, PermanentError, RetryableError, SingleshotError, externalCode, type AnyErrorCode } from '@singleshot/core';
 
 export type Outcome = 'retry' | 'permanent' | 'in_doubt';
 
@@ -23,7 +23,7 @@ export interface Verdict {
 export function errorFor(
   verdict: Verdict,
   message: string,
-  code: string,
+  code: AnyErrorCode,
   options: { retryAfterMs?: number; cause?: unknown } = {},
 ): SingleshotError {
   switch (verdict.outcome) {
@@ -40,12 +40,16 @@ export function errorFor(
   }
 }
 
-/** The string `code` of any thrown value (`originalCode` first: nodemailer wraps ECONNREFUSED in ESOCKET). */
-export function errorCode(err: unknown): string | undefined {
+/**
+ * The `code` of any thrown value: ours as it is, a foreign one passed through
+ * (`originalCode` first: nodemailer wraps ECONNREFUSED in ESOCKET).
+ */
+export function errorCode(err: unknown): AnyErrorCode | undefined {
+  if (err instanceof SingleshotError) return err.code;
   if (typeof err !== 'object' || err === null) return undefined;
   const { code, originalCode } = err as { code?: unknown; originalCode?: unknown };
-  if (typeof originalCode === 'string' && originalCode) return originalCode;
-  return typeof code === 'string' && code ? code : undefined;
+  if (typeof originalCode === 'string' && originalCode) return externalCode(originalCode);
+  return typeof code === 'string' && code ? externalCode(code) : undefined;
 }
 
 // ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 import type { SESv2Client, SESv2ClientConfig } from '@aws-sdk/client-sesv2';
-import { RetryableError, SingleshotError, parseRetryAfter } from '@singleshot/core';
+import { RetryableError, SingleshotError, externalCode, parseRetryAfter } from '@singleshot/core';
 import { errorCode, errorFor } from './classify';
 import { classifySdkTransport, classifySesError } from './classify-native';
 import { startDeadline } from './deadline';
@@ -123,14 +123,14 @@ export class SesProvider implements Provider {
     const message = e?.message ?? String(err);
     if (status !== undefined || e?.$fault !== undefined) {
       const verdict = classifySesError(e.name, status);
-      const code = e.name && e.name !== 'Error' && e.name !== 'Unknown' ? e.name : `HTTP_${status ?? 'UNKNOWN'}`;
+      const code = e.name && e.name !== 'Error' && e.name !== 'Unknown' ? externalCode(e.name) : (`HTTP_${status ?? 'UNKNOWN'}` as const);
       const headers = (err as { $response?: { headers?: Record<string, string> } }).$response?.headers;
       return errorFor(verdict, `${this.name}: SES ${status ?? ''} ${e.name ?? ''}: ${message}`, code, {
         cause: err,
         retryAfterMs: verdict.outcome === 'retry' ? parseRetryAfter(headers?.['retry-after']) : undefined,
       });
     }
-    const transport = errorCode(err) ?? e?.name ?? 'UNKNOWN';
+    const transport = errorCode(err) ?? (e?.name ? externalCode(e.name) : 'UNKNOWN');
     return errorFor(classifySdkTransport(errorCode(err)), `${this.name}: SendEmail failed (${transport}: ${message})`, transport, { cause: err });
   }
 }

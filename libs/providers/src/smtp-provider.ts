@@ -215,7 +215,7 @@ export class SmtpProvider implements Provider {
   private toError(err: unknown, phase: SmtpPhase) {
     const e = (err ?? {}) as SmtpError;
     const verdict = classifySmtpError(e, phase);
-    const code = typeof e.responseCode === 'number' ? `SMTP_${e.responseCode}` : (errorCode(err) ?? 'UNKNOWN');
+    const code = typeof e.responseCode === 'number' ? (`SMTP_${e.responseCode}` as const) : (errorCode(err) ?? 'UNKNOWN');
     const message = err instanceof Error ? err.message : String(err);
     return errorFor(verdict, `${this.name}: SMTP failed during ${phase} (${code}: ${message})`, code, { cause: err });
   }

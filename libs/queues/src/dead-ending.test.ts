@@ -11,7 +11,7 @@ let redis: RedisClient;
 let queues: Queues;
 let ops: OperationStore;
 const keys = new KeyBuilder('de', 4);
-const error = { code: 'INVALID_RECIPIENT', message: 'recipient has a line break' };
+const error = { code: 'INVALID_RECIPIENT' as const, message: 'recipient has a line break' };
 
 beforeAll(async () => {
   server = await startTestRedis();

@@ -1,4 +1,4 @@
-import type { DeadReason, DeliverJobData } from '@singleshot/core';
+import type { AnyErrorCode, DeadReason, DeliverJobData } from '@singleshot/core';
 import type { CommitInput, CommitResult, OperationStore } from '@singleshot/store';
 import { ensureDeadRecord, type DeadRecordDeps } from './dead-record';
 
@@ -12,7 +12,7 @@ export interface DeadEnding {
   job: DeliverJobData;
   fence: string;
   reason: DeadReason;
-  error: { code: string; message: string };
+  error: { code: AnyErrorCode; message: string };
   provider?: string;
   history: NonNullable<CommitInput['history']>;
 }

@@ -81,7 +81,7 @@ describe('cancel against claim and commit', () => {
   it('a cancel during an in-doubt attempt: the next claim is told to reconcile and not send', async () => {
     const [op, msg] = [fresh(), fresh()];
     const claim = await claimed(op, msg);
-    await ops.commit({ ...commitOf(op, msg, claim.fence), outcome: 'in_doubt', provider: 'p', error: { code: 'TIMEOUT', message: 't' } });
+    await ops.commit({ ...commitOf(op, msg, claim.fence), outcome: 'in_doubt', provider: 'p', error: { code: 'DEADLINE', message: 't' } });
     expect((await cancels.cancelOperation({ operationKey: op, messageKey: msg, recipient: '', channel: '' }, who)).outcome).toBe('in_flight');
     const next = await claimed(op, msg);
     expect(next).toMatchObject({ previousStatus: 'in_doubt', cancelRequested: true });

@@ -1,3 +1,4 @@
+import type { AnyErrorCode } from '@singleshot/core';
 import type { RedisClient } from './connection';
 import type { KeyBuilder } from './keys';
 import { decimal } from './script-options';
@@ -40,8 +41,8 @@ export interface DocumentRecord {
 
 export type DocumentCommit =
   | ({ outcome: 'stored' } & StoredDocument)
-  | { outcome: 'failed'; error: { code: string; message: string }; nextAttemptAt: number }
-  | { outcome: 'dead'; error: { code: string; message: string } };
+  | { outcome: 'failed'; error: { code: AnyErrorCode; message: string }; nextAttemptAt: number }
+  | { outcome: 'dead'; error: { code: AnyErrorCode; message: string } };
 
 /**
  * Render operations: a document's own lock and fence, attempts, and its place

@@ -121,7 +121,7 @@ describe('memory per retained operation', () => {
     const base = { operationKey, messageKey, recipient: 'x@example.com', channel: 'email' };
     const first = await ops.claim({ ...base, owner: 'w', leaseMs: 30_000, job });
     if (first.kind !== 'claimed') throw new Error(`expected a claim, got ${first.kind}`);
-    const error = { code: 'HTTP_503', message: `upstream said: ${'busy '.repeat(60)}` };
+    const error = { code: 'HTTP_503' as const, message: `upstream said: ${'busy '.repeat(60)}` };
     await ops.commit({ ...base, fence: first.fence, outcome: 'failed', error, provider: 'postmark' });
     expect(await redis.object('ENCODING', keys.op(operationKey))).toBe('listpack');
     expect((await ops.get(operationKey))?.lastError).toBe(error.message);

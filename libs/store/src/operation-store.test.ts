@@ -1,3 +1,4 @@
+import { externalCode } from '@singleshot/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { RedisClient } from './connection';
@@ -98,7 +99,7 @@ describe('claim / commit / fence', () => {
     await new Promise((r) => setTimeout(r, 80));
     const commit = await ops.commit({
       operationKey: op(4), fence: a.fence, outcome: 'in_doubt', messageKey: 'm', recipient: 'r', channel: 'c',
-      error: { code: 'ECONNRESET', message: 'socket hang up' },
+      error: { code: externalCode('ECONNRESET'), message: 'socket hang up' },
     });
     expect(commit.kind).toBe('ok');
     const next = await ops.claim(base(op(4)));

@@ -1,5 +1,5 @@
 import type { RedisClient } from './connection';
-import type { OperationStatus } from '@singleshot/core';
+import type { AnyErrorCode, OperationStatus } from '@singleshot/core';
 import type { KeyBuilder } from './keys';
 import { OperationReader } from './operation-reader';
 import type { AttemptRecord, CommitOutcome } from './operation-record';
@@ -40,7 +40,7 @@ export interface CommitInput {
   channel: string;
   provider?: string;
   externalId?: string;
-  error?: { code: string; message: string };
+  error?: { code: AnyErrorCode; message: string };
   /** Why an operation is dead or suppressed. */
   reason?: string;
   /** With `released`: the status to leave behind. */

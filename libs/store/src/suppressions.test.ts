@@ -92,7 +92,7 @@ describe('suppressions in the claim', () => {
     const claim = claimOf('doubt@x.test');
     const first = await ops.claim(claim);
     if (first.kind !== 'claimed') throw new Error(first.kind);
-    await ops.commit({ operationKey: claim.operationKey, messageKey: claim.messageKey, recipient: claim.recipient, channel: claim.channel, fence: first.fence, outcome: 'in_doubt', provider: 'p', error: { code: 'TIMEOUT', message: 't' } });
+    await ops.commit({ operationKey: claim.operationKey, messageKey: claim.messageKey, recipient: claim.recipient, channel: claim.channel, fence: first.fence, outcome: 'in_doubt', provider: 'p', error: { code: 'DEADLINE', message: 't' } });
     await supp.add({ channel: 'email', recipient: 'doubt@x.test', reason: 'complaint', origin: 'complaint', by: 'feedback' });
     expect(await ops.claim(claim)).toMatchObject({ kind: 'claimed', previousStatus: 'in_doubt', stopReason: 'recipient_suppressed' });
   });

@@ -73,7 +73,7 @@ function recorder(failCalls: number[] = []) {
   const handOver = async (raw: Buffer, meta: HandOverMeta) => {
     n++;
     const cursor = await cursors.get(meta.mailboxId, meta.folder);
-    if (failCalls.includes(n)) throw new RetryableError('decide queue unavailable', 'QUEUE_UNAVAILABLE');
+    if (failCalls.includes(n)) throw new RetryableError('decide queue unavailable', 'STORE_UNAVAILABLE');
     calls.push({ raw, meta, cursorAtCall: cursor?.lastUid ?? -1 });
   };
   return { calls, handOver, attempts: () => n };
@@ -158,7 +158,7 @@ describe('ImapSource against Dovecot', () => {
     const logger = captureLogger();
     const source = new ImapSource(sourceOptions('mbx-fail', 'Fail'), { cursor: cursors, handOver: rec.handOver, logger });
     await withSource(source, async () => {
-      expect(await source.pollOnce()).toMatchObject({ handedOver: 1, pending: 3, lastUid: uids[0], error: { code: 'QUEUE_UNAVAILABLE' } });
+      expect(await source.pollOnce()).toMatchObject({ handedOver: 1, pending: 3, lastUid: uids[0], error: { code: 'STORE_UNAVAILABLE' } });
       expect((await cursors.get('mbx-fail', 'Fail'))?.lastUid).toBe(uids[0]);
       expect(await source.pollOnce()).toMatchObject({ handedOver: 0, pending: 3, lastUid: uids[0] });
       expect((await cursors.get('mbx-fail', 'Fail'))?.lastUid).toBe(uids[0]);
