@@ -10,7 +10,7 @@ import { answerChecker, documentProblems } from '../support/openapi-check';
 import { testRuntime } from '../support/runtime';
 
 // The dashboard's view of the open digests on a real Redis: digests opened by
-// the same join script the decision runs (digest-join-4.lua), read back by
+// the same join script the decision runs (digest-join.lua), read back by
 // `GET /admin/api/digests` and the `/admin/digests` page behind the dashboard's
 // authentication, soonest close first; a digest closed by its close script
 // leaves both. One screenshot of the page (Debian's `chromium`, as in

@@ -1,4 +1,4 @@
-import { createRuntime, loadConfigOrExit, logTracing, onShutdown, startAppTracing } from '@singleshot/runtime';
+import { createRuntimeOrExit, loadConfigOrExit, logTracing, onShutdown, startAppTracing } from '@singleshot/runtime';
 import { DashboardStartError } from './errors';
 import { checkDashboardConfig, startDashboard } from './server';
 
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   }
   // Tracing (OTEL_* or the config's `tracing`) starts before the first request.
   const tracing = await startAppTracing(config, 'dashboard');
-  const rt = await createRuntime(config, { app: 'dashboard' });
+  const rt = await createRuntimeOrExit(config, { app: 'dashboard' });
   logTracing(rt.logger, tracing);
   const dashboard = await startDashboard(rt);
   onShutdown(rt.logger, async () => {

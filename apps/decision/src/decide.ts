@@ -217,7 +217,7 @@ export async function decide(data: DecideJobData, deps: DecideDeps): Promise<Dec
   const unrouted = joins.length > 0 ? undefined : planned0.unrouted;
   // The decision is recorded before anything is enqueued: a cancel finds every
   // operation that can be claimed, or its tombstone is read here first
-  // (message-decided-1.lua). A retry after a failure below enqueues the same
+  // (message-decided.lua). A retry after a failure below enqueues the same
   // operations again (idempotent by key).
   await joinCancellationKey(data, deps.lifecycle);
   const planned = [...jobs, ...invalid.map((i) => i.job)];

@@ -19,7 +19,7 @@ export interface LifecycleDeps {
 /**
  * A message that carries a cancellation key joins it before its decision is
  * recorded; when the key was cancelled first, the message is cancelled too
- * (cancel-key-1.lua), so the decision's record reads the tombstone.
+ * (cancel-key.lua), so the decision's record reads the tombstone.
  */
 export async function joinCancellationKey(data: DecideJobData, deps: LifecycleDeps | undefined): Promise<void> {
   const { input } = data;

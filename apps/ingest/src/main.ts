@@ -1,4 +1,4 @@
-import { createRuntime, loadConfigOrExit, logTracing, onShutdown, startAppTracing } from '@singleshot/runtime';
+import { createRuntimeOrExit, loadConfigOrExit, logTracing, onShutdown, startAppTracing } from '@singleshot/runtime';
 import { IngestStartError } from './producer-auth';
 import { checkIngestConfig, startIngest } from './server';
 
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   }
   // Tracing (OTEL_* or the config's `tracing`) starts before the first request.
   const tracing = await startAppTracing(config, 'ingest');
-  const rt = await createRuntime(config, { app: 'ingest' });
+  const rt = await createRuntimeOrExit(config, { app: 'ingest' });
   logTracing(rt.logger, tracing);
   const ingest = await startIngest(rt);
   onShutdown(rt.logger, async () => {

@@ -126,7 +126,7 @@ export async function startIngest(
       logger: ctx.logger,
       // A hard bounce, a complaint or a provider-side unsubscribe suppresses the
       // recipient on that channel before the feedback post is answered: no
-      // claim after the 200 sends to them (claim-8.lua reads the copy).
+      // claim after the 200 sends to them (claim.lua reads the copy).
       onSuppressionSignal: async (channel, recipient, reason, origin) => {
         const normalized = normalizeRecipient(recipient);
         const added = await suppressions.add({ channel, recipient: normalized, reason, origin: reason === 'complaint' ? 'complaint' : reason === 'unsubscribe' ? 'unsubscribe' : 'bounce', by: `feedback:${origin.source}:${origin.eventId}` });

@@ -1,9 +1,10 @@
 import { ConfigError, loadConfig, type Config } from '@singleshot/config';
-import { startHealthServer, type HealthServer } from '@singleshot/observability';
-import { redisRefusals, refusalCode } from '@singleshot/store';
+import { startHealthServer, type HealthServer, type Logger } from '@singleshot/observability';
+import { LayoutError, createRedis, redisRefusals, refusalCode } from '@singleshot/store';
 import type { StartedTracing } from '@singleshot/tracing';
 import { logTracing } from './app-tracing';
-import { createRuntime, type Runtime } from './runtime';
+import { checkLayoutAtStart } from './layout-gate';
+import { createRuntime, keysOf, redisConnectionOptions, type Runtime } from './runtime';
 import { onShutdown } from './shutdown';
 
 /**
@@ -23,8 +24,9 @@ export function loadConfigOrExit(file?: string): Config {
 }
 
 /**
- * Creates the runtime, or exits with every template problem listed by path
- * (templates are compiled at start; MJML can only be checked then).
+ * Creates the runtime, or exits (code 2, no stack trace) with every template
+ * problem listed by path (templates are compiled at start; MJML can only be
+ * checked then), or with why the Redis layout is one this code does not know.
  */
 export async function createRuntimeOrExit(config: Config, options: { app: string }): Promise<Runtime> {
   try {
@@ -34,7 +36,34 @@ export async function createRuntimeOrExit(config: Config, options: { app: string
       console.error(err.message);
       process.exit(2);
     }
+    if (err instanceof LayoutError) {
+      console.error(`${err.code}: ${err.message}`);
+      process.exit(2);
+    }
     throw err;
+  }
+}
+
+/**
+ * For a process that starts no runtime of its own (the supervisor of
+ * `singleshot start`'s app processes): the layout check of `createRuntime`,
+ * done once before any child starts, exiting 2 as `createRuntimeOrExit` does.
+ */
+export async function checkLayoutOrExit(config: Config, logger: Logger): Promise<void> {
+  const redis = createRedis(redisConnectionOptions(config, 'client', 'singleshot:supervisor:layout'));
+  redis.on('error', () => {
+    // Reported by the layout check's wait (layout_check_pending); a connection error alone changes nothing here.
+  });
+  try {
+    await checkLayoutAtStart(redis, keysOf(config), logger);
+  } catch (err) {
+    if (err instanceof LayoutError) {
+      console.error(`${err.code}: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  } finally {
+    await redis.quit().catch(() => redis.disconnect());
   }
 }
 

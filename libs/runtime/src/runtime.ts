@@ -23,6 +23,7 @@ import {
 } from '@singleshot/store';
 import { openQueues, type Queues } from '@singleshot/queues';
 import { createDocumentStore } from './document-store-factory';
+import { checkLayoutAtStart } from './layout-gate';
 import { compileRouteTemplates, type RouteTemplates } from './route-templates';
 
 /**
@@ -141,6 +142,14 @@ export async function createRuntime(config: Config, options: { app: string; logg
     } catch (err) {
       logger.warn({ event: 'redis_config_check_failed', err }, 'could not check the Redis server configuration');
     }
+  }
+
+  // Before any queue or store is used: a layout this code does not know is never acted on.
+  try {
+    await checkLayoutAtStart(redis, keys, logger);
+  } catch (err) {
+    await Promise.allSettled(extra.map((c) => c.quit().catch(() => c.disconnect())));
+    throw err;
   }
 
   const queues = openQueues(redis, keys);

@@ -44,7 +44,7 @@ export class ActiveIndex {
 
   /** Moves the next check time, keeping the in-doubt sign. False: no longer in the index. */
   async touch(operationKey: string, dueAt: number): Promise<boolean> {
-    const result = await runScript(this.redis, 'index-touch-1', [this.keys.activeIndexOf(operationKey)], { operationKey, dueAt: decimal(dueAt) });
+    const result = await runScript(this.redis, 'index-touch', [this.keys.activeIndexOf(operationKey)], { operationKey, dueAt: decimal(dueAt) });
     return Number(result) === 1;
   }
 
@@ -52,7 +52,7 @@ export class ActiveIndex {
     await this.redis.zrem(this.keys.activeIndexOf(operationKey), operationKey);
   }
 
-  /** Operations scheduled for later, over every shard's scheduled index (op-schedule-5.lua). */
+  /** Operations scheduled for later, over every shard's scheduled index (op-schedule.lua). */
   async scheduledCount(): Promise<number> {
     const results = await execAcrossSlots(this.redis, this.keys.allScheduledIndexes().map((key) => (p) => p.zcard(key)));
     return results.reduce((sum, [err, n]) => {

@@ -8,7 +8,7 @@ import { decimal } from './script-options';
 import { runScript } from './scripts';
 
 /**
- * What a cancel did to one operation (cancel-op-5.lua), or to a message's
+ * What a cancel did to one operation (cancel-op.lua), or to a message's
  * place in a digest: `cancelled` when it is out of its open digest (or kept
  * out before it joined); `digest_closed` when its digest had closed, so it
  * goes with that digest's one message (the close fixed its items).
@@ -75,7 +75,7 @@ export class Cancellations {
     const k = this.keys;
     const [outcome, recipient, channel] = (await runScript(
       this.redis,
-      'cancel-op-5',
+      'cancel-op',
       [k.op(op.operationKey), k.lock(op.operationKey), k.journalOf(op.operationKey), k.activeIndexOf(op.operationKey), k.scheduledIndexOf(op.operationKey)],
       {
         now: decimal(now),
@@ -97,7 +97,7 @@ export class Cancellations {
    * first, then every operation its decision recorded that the cancel covers.
    */
   async cancelMessage(messageKey: string, recipients: readonly string[] | undefined, who: CancelBy): Promise<MessageCancel> {
-    const reply = (await runScript(this.redis, 'cancel-message-1', [this.keys.message(messageKey)], {
+    const reply = (await runScript(this.redis, 'cancel-message', [this.keys.message(messageKey)], {
       now: decimal(this.now()),
       ...(recipients ? { recipients: [...recipients] } : {}),
       reason: who.reason,
@@ -132,7 +132,7 @@ export class Cancellations {
   }
 
   /**
-   * Takes a message out of its digest of group `m` (digest-remove-3.lua);
+   * Takes a message out of its digest of group `m` (digest-remove.lua);
    * when that digest has closed, the answer is its flush operation's: sent,
    * dead, suppressed, cancelled, or still to go (`digest_closed`).
    */
@@ -153,7 +153,7 @@ export class Cancellations {
 
   /** Cancels every message of `source` that carries `cancellationKey` (and every later one, for the retention period). */
   async cancelByKey(source: string, cancellationKey: string, recipients: readonly string[] | undefined, who: CancelBy): Promise<MessageCancel> {
-    const [first, ...members] = (await runScript(this.redis, 'cancel-key-1', [this.keys.cancellationKey(source, cancellationKey)], {
+    const [first, ...members] = (await runScript(this.redis, 'cancel-key', [this.keys.cancellationKey(source, cancellationKey)], {
       mode: 'cancel',
       now: decimal(this.now()),
       ...(recipients ? { recipients: [...recipients] } : {}),
@@ -177,7 +177,7 @@ export class Cancellations {
    * first. `extraRetentionMs` keeps the key until the message's scheduled operations are due.
    */
   async joinKey(source: string, cancellationKey: string, messageKey: string, extraRetentionMs = 0): Promise<{ cancelled: Tombstone; reason: string; by: string } | undefined> {
-    const [stored, reason, by] = (await runScript(this.redis, 'cancel-key-1', [this.keys.cancellationKey(source, cancellationKey)], {
+    const [stored, reason, by] = (await runScript(this.redis, 'cancel-key', [this.keys.cancellationKey(source, cancellationKey)], {
       mode: 'join',
       now: decimal(this.now()),
       messageKey,

@@ -8,7 +8,7 @@ import { OperationStore } from './operation-store';
 // A holder whose lease ran out without a commit (killed, stalled, cut off) may
 // have a provider call on its way for as long as a call's deadline under that
 // lease. A later claim that reconciled in that window could find nothing at the
-// provider and send a second copy: claim-8.lua answers `conflict` until the
+// provider and send a second copy: claim.lua answers `conflict` until the
 // earlier holder's lease plus its settle time (kept with its claim) have passed
 // (docs/protocol.md, invariant 10).
 

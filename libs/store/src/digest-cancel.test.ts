@@ -10,8 +10,8 @@ import { MessageStore } from './message-store';
 import { OperationStore } from './operation-store';
 
 // A cancel of a digest member meets the member's join in the group's slot
-// (digest-remove-3.lua against digest-join-4.lua) and the digest's close
-// (digest-close-3.lua). Each case is one order of those steps and what each
+// (digest-remove.lua against digest-join.lua) and the digest's close
+// (digest-close.lua). Each case is one order of those steps and what each
 // side must find: out of the open digest, kept out before the join, or left in
 // a digest whose close already fixed its items, with an answer that says so.
 let server: TestRedis;
@@ -48,7 +48,7 @@ afterAll(async () => {
   await server.destroy();
 });
 
-describe('digest-remove-3 against join and close', () => {
+describe('digest-remove against join and close', () => {
   it('a member cancelled while its digest is open is left out of the flush, and the count drops', async () => {
     const g = digestGroupId('stock', 'open@x.test', '');
     const [a, b, c] = [fresh(), fresh(), fresh()];

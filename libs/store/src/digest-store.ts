@@ -7,7 +7,7 @@ import { runScript } from './scripts';
 /** Why a digest closed. */
 export type DigestCloseReason = 'window' | 'max_items' | 'bytes';
 
-/** What a join did (digest-join-4.lua). */
+/** What a join did (digest-join.lua). */
 export interface DigestJoin {
   /**
    * `duplicate`: the message joined this group before (a redelivery, another
@@ -57,7 +57,7 @@ export interface OpenDigestDetail extends OpenDigest {
   openedAt: number;
 }
 
-/** What a cancel did to a message's membership of a group (digest-remove-3.lua). */
+/** What a cancel did to a message's membership of a group (digest-remove.lua). */
 export type DigestRemoval =
   | { outcome: 'removed'; seq: number }
   | { outcome: 'kept_out' }
@@ -91,7 +91,7 @@ export class DigestStore {
     const k = this.keys;
     const r = (await runScript(
       this.redis,
-      'digest-join-4',
+      'digest-join',
       [k.digestGroup(group), k.digestItems(group), k.digestMember(group, messageKey), k.digestOpenIndexOf(group)],
       {
         now: decimal(o.now),
@@ -121,7 +121,7 @@ export class DigestStore {
   /** Closes digest `seq` of `group` when its time has come (or reads it again when closed before). */
   async close(group: string, seq: number, now: number): Promise<DigestClose> {
     const k = this.keys;
-    const r = (await runScript(this.redis, 'digest-close-3', [k.digestGroup(group), k.digestItems(group), k.digestOpenIndexOf(group)], { mode: 'close', seq: decimal(seq), now: decimal(now), group })) as string[];
+    const r = (await runScript(this.redis, 'digest-close', [k.digestGroup(group), k.digestItems(group), k.digestOpenIndexOf(group)], { mode: 'close', seq: decimal(seq), now: decimal(now), group })) as string[];
     if (r[0] === 'early') return { state: 'early', closeAt: Number(r[1]) };
     if (r[0] !== 'closed') return { state: r[0] as 'flushed' | 'unknown' };
     const info = JSON.parse(r[1] as string) as Record<string, string>;
@@ -134,7 +134,7 @@ export class DigestStore {
   /** Drops a closed digest's items once its flush operation's job is in Redis (it carries them from there on); true the first time. */
   async flushed(group: string, seq: number, now: number): Promise<boolean> {
     const k = this.keys;
-    const r = (await runScript(this.redis, 'digest-close-3', [k.digestGroup(group), k.digestItems(group), k.digestOpenIndexOf(group)], { mode: 'flushed', seq: decimal(seq), now: decimal(now), group })) as unknown[];
+    const r = (await runScript(this.redis, 'digest-close', [k.digestGroup(group), k.digestItems(group), k.digestOpenIndexOf(group)], { mode: 'flushed', seq: decimal(seq), now: decimal(now), group })) as unknown[];
     return Number(r[1]) === 1;
   }
 
@@ -145,7 +145,7 @@ export class DigestStore {
    */
   async remove(group: string, messageKey: string): Promise<DigestRemoval> {
     const k = this.keys;
-    const [outcome, seq] = (await runScript(this.redis, 'digest-remove-3', [k.digestGroup(group), k.digestItems(group), k.digestMember(group, messageKey)], {
+    const [outcome, seq] = (await runScript(this.redis, 'digest-remove', [k.digestGroup(group), k.digestItems(group), k.digestMember(group, messageKey)], {
       retentionMs: decimal(this.options.retentionMs),
     })) as [DigestRemoval['outcome'], string];
     if (outcome === 'kept_out') return { outcome };

@@ -64,7 +64,7 @@ export class DocumentStateStore {
     const k = this.keys;
     const raw = (await runScript(
       this.redis,
-      'doc-claim-3',
+      'doc-claim',
       [k.doc(input.documentKey), k.docLock(input.documentKey), k.journalOf(input.documentKey)],
       {
         leaseMs: decimal(input.leaseMs),
@@ -98,7 +98,7 @@ export class DocumentStateStore {
     const error = input.outcome === 'stored' ? undefined : input.error;
     const [kind, value] = (await runScript(
       this.redis,
-      'doc-commit-3',
+      'doc-commit',
       [k.doc(input.documentKey), k.docLock(input.documentKey), k.journalOf(input.documentKey)],
       {
         fence: input.fence,
@@ -121,7 +121,7 @@ export class DocumentStateStore {
 
   /** Extends the render lease while the fence holds. */
   async extend(documentKey: string, fence: string, leaseMs: number): Promise<boolean> {
-    const result = await runScript(this.redis, 'extend-lock-2', [this.keys.docLock(documentKey), this.keys.doc(documentKey)], {
+    const result = await runScript(this.redis, 'extend-lock', [this.keys.docLock(documentKey), this.keys.doc(documentKey)], {
       fence,
       leaseMs: decimal(leaseMs),
       leaseUntil: decimal(this.now() + leaseMs),
@@ -134,7 +134,7 @@ export class DocumentStateStore {
     const now = this.now();
     const [kind, job, round] = (await runScript(
       this.redis,
-      'doc-replay-2',
+      'doc-replay',
       [this.keys.doc(documentKey), this.keys.journalOf(documentKey)],
       { now: decimal(now), by, journalMinId: decimal(now - this.options.retentionMs), documentKey },
     )) as [string, string?, number?];
@@ -195,7 +195,7 @@ export class DocumentStateStore {
   async markWaiting(input: { operationKey: string; waitingFor: string; waitingKey: string; messageKey: string; recipient: string; channel: string }): Promise<boolean> {
     const changed = await runScript(
       this.redis,
-      'op-wait-2',
+      'op-wait',
       [this.keys.op(input.operationKey), this.keys.waitingIndexOf(input.operationKey)],
       {
         mode: 'set',
@@ -213,7 +213,7 @@ export class DocumentStateStore {
   }
 
   async clearWaiting(operationKey: string): Promise<void> {
-    await runScript(this.redis, 'op-wait-2', [this.keys.op(operationKey), this.keys.waitingIndexOf(operationKey)], { mode: 'clear', operationKey, now: decimal(this.now()) });
+    await runScript(this.redis, 'op-wait', [this.keys.op(operationKey), this.keys.waitingIndexOf(operationKey)], { mode: 'clear', operationKey, now: decimal(this.now()) });
   }
 
   /** How many operations wait, over every shard (the waiting gauge). */

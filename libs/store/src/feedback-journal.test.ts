@@ -8,7 +8,7 @@ import { KeyBuilder } from './keys';
 import { OperationStore } from './operation-store';
 
 // An operation's journal, as `ops show` and the admin API read it, holds the
-// entries of its delivery feedback too: feedback-record-3.lua keeps their ids
+// entries of its delivery feedback too: feedback-record.lua keeps their ids
 // in the feedback record, not in the operation's state.
 let server: TestRedis;
 let redis: RedisClient;

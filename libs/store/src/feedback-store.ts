@@ -69,7 +69,7 @@ export interface FeedbackStoreOptions {
 /**
  * Delivery feedback per operation (docs/feedback.md), beside its send state
  * and never in it: the claim and commit scripts do not read it. One script
- * (`feedback-record-3.lua`) dedupes by the provider's event id, appends,
+ * (`feedback-record.lua`) dedupes by the provider's event id, appends,
  * moves the summary forward and writes the journal entry.
  */
 export class FeedbackStore {
@@ -103,7 +103,7 @@ export class FeedbackStore {
     };
     const [result, status, provider, seq, channel, recipient, first] = (await runScript(
       this.redis,
-      'feedback-record-3',
+      'feedback-record',
       [k.op(operationKey), k.feedback(operationKey), k.journalOf(operationKey)],
       {
         operationKey,

@@ -55,7 +55,7 @@ export class ImapCursorStore {
     if (!Number.isSafeInteger(uid) || uid < 0) throw new TypeError(`invalid UID ${uid}`);
     const [outcome, storedValidity, lastUid] = (await runScript(
       this.redis,
-      'imap-cursor-advance-1',
+      'imap-cursor-advance',
       [this.keys.imapCursor(mailboxId, folder)],
       { uidValidity: validity, uid, now: decimal((this.options.now ?? Date.now)()) },
     )) as [CursorAdvanceOutcome, string, number];

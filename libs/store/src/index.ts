@@ -26,3 +26,4 @@ export * from './suppression-list';
 export * from './suppression-audit';
 export * from './digest-store';
 export * from './digest-record';
+export * from './layout';

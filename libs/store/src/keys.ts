@@ -118,7 +118,7 @@ export class KeyBuilder {
   }
 
   /**
-   * Scheduled operations of one shard (op-schedule-5.lua) by when they are
+   * Scheduled operations of one shard (op-schedule.lua) by when they are
    * due: the scheduled gauge, and the dashboard's list. The claim removes an
    * operation, as does a cancel.
    */
@@ -135,7 +135,7 @@ export class KeyBuilder {
   }
 
   /**
-   * A producer's cancellation key (cancel-key-1.lua): the messages of `source`
+   * A producer's cancellation key (cancel-key.lua): the messages of `source`
    * that carry it (one field per message key) and its tombstone once
    * cancelled. Scoped by source, so one producer cannot cancel another's.
    */
@@ -146,7 +146,7 @@ export class KeyBuilder {
 
   /**
    * A recipient's suppressions and opt-outs, the record of them
-   * (suppression-write-3.lua): field `s|<channel>|<category or *>` (a
+   * (suppression-write.lua): field `s|<channel>|<category or *>` (a
    * suppression: hard bounce, complaint, operator) or `p|<channel or *>|<category
    * or *>` (an opt-out), each a JSON value with reason, origin, who and when;
    * `pv` the version of the opt-outs.
@@ -158,9 +158,9 @@ export class KeyBuilder {
 
   /**
    * The copy of a recipient's suppressions and opt-outs in one shard
-   * (suppression-copy-1.lua), with the same fields and each value the expiry
+   * (suppression-copy.lua), with the same fields and each value the expiry
    * (ms, '' for none): the claim reads the copy in its operation's own shard,
-   * in the same step that claims (claim-8.lua), so a suppression needs no
+   * in the same step that claims (claim.lua), so a suppression needs no
    * round trip of its own and holds on a Redis Cluster too.
    */
   suppressionCopy(shard: number, recipient: string): string {
@@ -174,8 +174,8 @@ export class KeyBuilder {
   /**
    * Recipients of one shard on the suppression list (a suppression that still
    * holds, or an opt-out), scored by when they went onto it: the list's pages
-   * (suppression-page-2.lua). In the shard of the recipient's record, so the
-   * script that changes the record (suppression-write-3.lua) keeps it in the
+   * (suppression-page.lua). In the shard of the recipient's record, so the
+   * script that changes the record (suppression-write.lua) keeps it in the
    * same step; a score stays while the recipient stays on the list, so a
    * cursor over it never meets a recipient twice.
    */
@@ -294,6 +294,20 @@ export class KeyBuilder {
   /** The HMAC key of unsubscribe links when none is configured (generated once, SET NX). */
   unsubscribeSecret(): string {
     return `${this.prefix}:unsubscribe:secret`;
+  }
+
+  /**
+   * The layout version shard `shard`'s keys were written for (layout.ts). One
+   * per shard, so on a cluster every master that holds operation state holds
+   * its own and a script can read it in the shard it acts on.
+   */
+  layout(shard: number): string {
+    return `${this.prefix}:${shardTag(shard)}:layout`;
+  }
+
+  /** Every shard's layout key. */
+  allLayouts(): string[] {
+    return Array.from({ length: this.shards }, (_, i) => this.layout(i));
   }
 
   /** Held (SET NX PX) by the one delivery process whose recovery sweeper runs. */

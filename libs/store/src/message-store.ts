@@ -98,7 +98,7 @@ export class MessageStore {
   async arrive(messageKey: string, via: string): Promise<ArrivalResult> {
     const [first, queued, firstArrivalAt, arrivals] = (await runScript(
       this.redis,
-      'message-arrive-1',
+      'message-arrive',
       [this.keys.message(messageKey)],
       { now: decimal(this.now()), via, retentionMs: decimal(this.options.retentionMs) },
     )) as [number, number, string, number];
@@ -130,7 +130,7 @@ export class MessageStore {
 
   /**
    * Records the decision before any of its operations is enqueued, and says
-   * whether the message was cancelled (message-decided-1.lua): the cancel's
+   * whether the message was cancelled (message-decided.lua): the cancel's
    * tombstone, `'*'` for every recipient or the cancelled recipients, when a
    * cancel came first. `target` is `channel:recipient`, what a later cancel
    * of some recipients matches on. `digests` are the digest groups the
@@ -143,7 +143,7 @@ export class MessageStore {
     trace?: string,
     digests: readonly MessageDigest[] = [],
   ): Promise<DecisionRecord> {
-    const [first, cancelled, by, reason] = (await runScript(this.redis, 'message-decided-1', [this.keys.message(messageKey)], {
+    const [first, cancelled, by, reason] = (await runScript(this.redis, 'message-decided', [this.keys.message(messageKey)], {
       now: decimal(this.now()),
       operationKeys: operations.map((o) => o.operationKey),
       targets: operations.map((o) => o.target),

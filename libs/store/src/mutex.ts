@@ -17,11 +17,11 @@ export class RedisMutex {
 
   /** Takes the mutex, or renews it when this owner already holds it. */
   async acquire(leaseMs: number): Promise<boolean> {
-    return Number(await runScript(this.redis, 'mutex-acquire-1', [this.key], { owner: this.owner, leaseMs: decimal(leaseMs) })) === 1;
+    return Number(await runScript(this.redis, 'mutex-acquire', [this.key], { owner: this.owner, leaseMs: decimal(leaseMs) })) === 1;
   }
 
   /** Frees it when still held by this owner. */
   async release(): Promise<boolean> {
-    return Number(await runScript(this.redis, 'mutex-release-1', [this.key], { owner: this.owner })) === 1;
+    return Number(await runScript(this.redis, 'mutex-release', [this.key], { owner: this.owner })) === 1;
   }
 }

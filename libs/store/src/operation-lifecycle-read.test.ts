@@ -7,8 +7,8 @@ import { MessageStore } from './message-store';
 import { OperationStore } from './operation-store';
 
 // What `ops show`, `messages show` and the dashboard read of a schedule and a
-// cancel: the fields the scripts write (op-schedule-5, cancel-op-5,
-// cancel-message-1), decoded by the reader, on a real Redis.
+// cancel: the fields the scripts write (op-schedule, cancel-op,
+// cancel-message), decoded by the reader, on a real Redis.
 let server: TestRedis;
 let redis: RedisClient;
 const keys = new KeyBuilder('t', 2);

@@ -22,7 +22,7 @@ export type ReplayStateResult =
   | { kind: 'not_found' };
 
 /**
- * The state half of a replay (`replay-6.lua`): a dead or suppressed operation
+ * The state half of a replay (`replay.lua`): a dead or suppressed operation
  * goes back to `pending` under its own key with a `replayed` journal entry; a
  * sent one is refused ("already sent"), one still in progress is left alone.
  * Re-enqueueing the deliver job is the caller's part (libs/queues `replay`).
@@ -37,7 +37,7 @@ export async function replayOperationState(
   const key = request.operationKey;
   const raw = (await runScript(
     redis,
-    'replay-6',
+    'replay',
     [keys.op(key), keys.journalOf(key), keys.history(key), keys.activeIndexOf(key), keys.suppressedIndexOf(key), keys.opData(key)],
     {
       now: decimal(now),

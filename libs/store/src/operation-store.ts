@@ -103,7 +103,7 @@ export class OperationStore extends OperationReader {
     const k = this.keys;
     const raw = (await runScript(
       this.redis,
-      'claim-8',
+      'claim',
       [
         k.op(input.operationKey),
         k.lock(input.operationKey),
@@ -165,7 +165,7 @@ export class OperationStore extends OperationReader {
     const history = input.history === undefined ? [] : Array.isArray(input.history) ? input.history : [input.history];
     const [kind, value] = (await runScript(
       this.redis,
-      'commit-7',
+      'commit',
       [
         k.op(input.operationKey),
         k.lock(input.operationKey),
@@ -202,7 +202,7 @@ export class OperationStore extends OperationReader {
   }
 
   /**
-   * Creates an operation that is due later (op-schedule-5.lua): `scheduled`
+   * Creates an operation that is due later (op-schedule.lua): `scheduled`
    * until `dueAt`, its job stored for the sweeper, which looks at it
    * `sweepGraceMs` after it is due if nobody claimed it. False when the
    * operation existed already (a redelivered decision, a cancel first).
@@ -212,7 +212,7 @@ export class OperationStore extends OperationReader {
     const k = this.keys;
     const done = await runScript(
       this.redis,
-      'op-schedule-5',
+      'op-schedule',
       [k.op(job.operationKey), k.opData(job.operationKey), k.journalOf(job.operationKey), k.activeIndexOf(job.operationKey), k.scheduledIndexOf(job.operationKey)],
       {
         now: decimal(now),
@@ -238,7 +238,7 @@ export class OperationStore extends OperationReader {
    */
   async markWaiting(job: { operationKey: string; messageKey: string; recipient: string; channel: string }, reason: string, untilMs: number): Promise<boolean> {
     const now = this.now();
-    const done = await runScript(this.redis, 'mark-waiting-2', [this.keys.op(job.operationKey), this.keys.journalOf(job.operationKey)], {
+    const done = await runScript(this.redis, 'mark-waiting', [this.keys.op(job.operationKey), this.keys.journalOf(job.operationKey)], {
       reason,
       untilMs: decimal(untilMs),
       now: decimal(now),
@@ -256,7 +256,7 @@ export class OperationStore extends OperationReader {
   async extend(operationKey: string, fence: string, leaseMs: number): Promise<boolean> {
     const result = await runScript(
       this.redis,
-      'extend-lock-2',
+      'extend-lock',
       [this.keys.lock(operationKey), this.keys.op(operationKey)],
       { fence, leaseMs: decimal(leaseMs), leaseUntil: decimal(this.now() + leaseMs) },
     );

@@ -20,7 +20,7 @@ export type RateLimitVerdict =
   | { allowed: false; count: number; retryInMs: number };
 
 /**
- * Per-recipient sliding windows in Redis (`rate-limit-1.lua`), one sorted set
+ * Per-recipient sliding windows in Redis (`rate-limit.lua`), one sorted set
  * per scope and recipient. Counting operation keys, not calls, makes the check
  * idempotent: a retried or reclaimed operation that was let through once is let
  * through again without taking a second slot.
@@ -36,7 +36,7 @@ export class RateLimiter {
     const now = this.now();
     const [allowed, count, extra] = (await runScript(
       this.redis,
-      'rate-limit-1',
+      'rate-limit',
       [this.keys.rateLimit(input.scope, normalizeRecipient(input.recipient))],
       {
         now: decimal(now),

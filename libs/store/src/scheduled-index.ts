@@ -9,7 +9,7 @@ export interface ScheduledEntry {
 }
 
 /**
- * Reads the per-shard index of scheduled operations (op-schedule-5.lua adds
+ * Reads the per-shard index of scheduled operations (op-schedule.lua adds
  * one, the claim and a cancel remove it): the dashboard's list of what is
  * still to come, soonest first.
  */

@@ -11,11 +11,11 @@ import { SCRIPTS, ScriptKeysError, keyCount, runScript, type ScriptName, type Sc
 // unknown field here, and the test below rejects a field the Lua reads that is
 // not here, or one named here that the Lua never reads.
 const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
-  'cancel-op-5': { now: '1', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', reason: 'why', by: 'u', retentionMs: '1', journalMinId: '0' },
-  'cancel-message-1': { now: '1', recipients: ['r'], reason: 'why', by: 'u', retentionMs: '1' },
-  'cancel-key-1': { mode: 'join', now: '1', messageKey: 'm', recipients: ['r'], reason: 'why', by: 'u', retentionMs: '1' },
-  'claim-8': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0', category: 'billing', required: false, settleMs: '1' },
-  'commit-7': {
+  'cancel-op': { now: '1', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', reason: 'why', by: 'u', retentionMs: '1', journalMinId: '0' },
+  'cancel-message': { now: '1', recipients: ['r'], reason: 'why', by: 'u', retentionMs: '1' },
+  'cancel-key': { mode: 'join', now: '1', messageKey: 'm', recipients: ['r'], reason: 'why', by: 'u', retentionMs: '1' },
+  'claim': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0', category: 'billing', required: false, settleMs: '1' },
+  'commit': {
     fence: '1',
     outcome: 'sent',
     now: '1',
@@ -34,8 +34,8 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
     refundAttempt: true,
     nextAttemptAt: '1',
   },
-  'doc-claim-3': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', retentionMs: '1', messageKey: 'm' },
-  'doc-commit-3': {
+  'doc-claim': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', retentionMs: '1', messageKey: 'm' },
+  'doc-commit': {
     fence: '1',
     outcome: 'stored',
     now: '1',
@@ -53,26 +53,27 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
     errorMessage: 'e',
     nextAttemptAt: '1',
   },
-  'doc-replay-2': { now: '1', by: 'u', journalMinId: '0', documentKey: 'd' },
-  'op-wait-2': { mode: 'set', operationKey: 'k', now: '1', waitingFor: 'w', waitingKey: 'd', retentionMs: '1', messageKey: 'm', recipient: 'r', channel: 'c' },
-  'extend-lock-2': { fence: '1', leaseMs: '1', leaseUntil: '2' },
-  'feedback-record-3': { operationKey: 'k', eventId: 'e', source: 'ses', type: 'delivered', rank: '2', hard: '0', now: '1', retentionMs: '1', journalMinId: '0' },
-  'imap-cursor-advance-1': { uidValidity: '1', uid: 1, now: '1' },
-  'index-touch-1': { operationKey: 'k', dueAt: '1' },
-  'mark-waiting-2': { reason: 'breaker_open', untilMs: '1', now: '1', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
-  'message-arrive-1': { now: '1', via: 'api', retentionMs: '1' },
-  'digest-join-4': { now: '1', group: 'g', closeAt: '2', maxItems: '100', maxBytes: '1000', retentionMs: '1', route: 'r', recipient: 'a@x.test', key: '' },
-  'digest-close-3': { mode: 'close', seq: '1', now: '1', group: 'g' },
-  'digest-remove-3': { retentionMs: '1' },
-  'message-decided-1': { now: '1', operationKeys: ['a'], targets: ['email:r'], retentionMs: '1', trace: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', digestGroups: ['g'], digestTargets: ['["r","a@x.test",""]'] },
-  'mutex-acquire-1': { owner: 'w', leaseMs: '1' },
-  'mutex-release-1': { owner: 'w' },
-  'op-schedule-5': { now: '1', dueAt: '2', sweepAt: '3', reason: 'send_at', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
-  'suppression-write-3': { mode: 'add', now: '1', recipient: 'r', listedAt: '1', field: 's|email|*', value: '{}', optOuts: ['p|email|news'], detail: '{}' },
-  'suppression-page-2': { now: '1', count: 10, score: '1', recipient: 'r' },
-  'suppression-copy-1': { set: ['s|email|*', ''], remove: [], version: '1' },
-  'rate-limit-1': { now: '1', windowStart: '0', windowMs: '1', max: 1, operationKey: 'k', force: false },
-  'replay-6': { now: '1', by: 'u', via: 'cli', retentionMs: '1', journalMinId: '0', operationKey: 'k' },
+  'doc-replay': { now: '1', by: 'u', journalMinId: '0', documentKey: 'd' },
+  'op-wait': { mode: 'set', operationKey: 'k', now: '1', waitingFor: 'w', waitingKey: 'd', retentionMs: '1', messageKey: 'm', recipient: 'r', channel: 'c' },
+  'extend-lock': { fence: '1', leaseMs: '1', leaseUntil: '2' },
+  'feedback-record': { operationKey: 'k', eventId: 'e', source: 'ses', type: 'delivered', rank: '2', hard: '0', now: '1', retentionMs: '1', journalMinId: '0' },
+  'imap-cursor-advance': { uidValidity: '1', uid: 1, now: '1' },
+  'index-touch': { operationKey: 'k', dueAt: '1' },
+  'mark-waiting': { reason: 'breaker_open', untilMs: '1', now: '1', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
+  'message-arrive': { now: '1', via: 'api', retentionMs: '1' },
+  'digest-join': { now: '1', group: 'g', closeAt: '2', maxItems: '100', maxBytes: '1000', retentionMs: '1', route: 'r', recipient: 'a@x.test', key: '' },
+  'digest-close': { mode: 'close', seq: '1', now: '1', group: 'g' },
+  'digest-remove': { retentionMs: '1' },
+  'message-decided': { now: '1', operationKeys: ['a'], targets: ['email:r'], retentionMs: '1', trace: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', digestGroups: ['g'], digestTargets: ['["r","a@x.test",""]'] },
+  'mutex-acquire': { owner: 'w', leaseMs: '1' },
+  'mutex-release': { owner: 'w' },
+  'layout-stamp': { version: '1' },
+  'op-schedule': { now: '1', dueAt: '2', sweepAt: '3', reason: 'send_at', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
+  'suppression-write': { mode: 'add', now: '1', recipient: 'r', listedAt: '1', field: 's|email|*', value: '{}', optOuts: ['p|email|news'], detail: '{}' },
+  'suppression-page': { now: '1', count: 10, score: '1', recipient: 'r' },
+  'suppression-copy': { set: ['s|email|*', ''], remove: [], version: '1' },
+  'rate-limit': { now: '1', windowStart: '0', windowMs: '1', max: 1, operationKey: 'k', force: false },
+  'replay': { now: '1', by: 'u', via: 'cli', retentionMs: '1', journalMinId: '0', operationKey: 'k' },
 };
 
 /** The Lua without comments (block headers and line comments). */
@@ -81,28 +82,37 @@ const code = (lua: string) => lua.replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--
 describe('script options', () => {
   for (const name of Object.keys(SCRIPTS) as ScriptName[]) {
     it(`${name} reads exactly the option fields its type names`, () => {
-      const lua = code(SCRIPTS[name]);
+      const lua = code(SCRIPTS[name].lua);
       expect(lua).toContain('cjson.decode(ARGV[1])');
       const read = new Set([...lua.matchAll(/\bo\.([A-Za-z]+)/g)].map((m) => m[1]));
       expect([...read].sort()).toEqual(Object.keys(FULL[name]).sort());
     });
+
+    it(`${name} takes the KEYS its signature says: its header lists KEYS[1..${SCRIPTS[name].keys}], its code reads none beyond`, () => {
+      const { lua, keys } = SCRIPTS[name];
+      const header = /^--\[\[([\s\S]*?)\]\]/.exec(lua)?.[1] ?? '';
+      const listed = [...header.matchAll(/^\s*KEYS\[(\d+)\]/gm)].map((m) => Number(m[1]));
+      expect(listed).toEqual(Array.from({ length: keys }, (_, i) => i + 1));
+      const used = [...code(lua).matchAll(/\bKEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
+      expect(Math.max(0, ...used)).toBeLessThanOrEqual(keys);
+    });
   }
 
   it('shared fragments are expanded into the scripts, none left as an include line', () => {
-    for (const lua of Object.values(SCRIPTS)) expect(lua).not.toMatch(/^--@include/m);
-    for (const name of ['claim-8', 'commit-7', 'replay-6'] as const) {
-      expect(SCRIPTS[name]).toContain('local function isTerminal(status)');
-      expect(SCRIPTS[name]).toContain('local function journalAdd(');
+    for (const { lua } of Object.values(SCRIPTS)) expect(lua).not.toMatch(/^--@include/m);
+    for (const name of ['claim', 'commit', 'replay'] as const) {
+      expect(SCRIPTS[name].lua).toContain('local function isTerminal(status)');
+      expect(SCRIPTS[name].lua).toContain('local function journalAdd(');
     }
   });
 
   it('the Lua terminal check names the statuses core calls terminal', () => {
-    const body = /local function isTerminal\(status\)([\s\S]*?)\nend/.exec(SCRIPTS['claim-8'])?.[1] ?? '';
+    const body = /local function isTerminal\(status\)([\s\S]*?)\nend/.exec(SCRIPTS.claim.lua)?.[1] ?? '';
     expect([...body.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]).sort()).toEqual([...TERMINAL_STATUSES].sort());
   });
 
   it('the journal fields the Lua writes are the ones journal.ts reads', () => {
-    const list = /local JOURNAL_FIELDS = \{([^}]*)\}/.exec(SCRIPTS['commit-7'])?.[1] ?? '';
+    const list = /local JOURNAL_FIELDS = \{([^}]*)\}/.exec(SCRIPTS.commit.lua)?.[1] ?? '';
     expect([...list.matchAll(/'([A-Za-z]+)'/g)].map((m) => m[1])).toEqual([...JOURNAL_FIELDS]);
   });
 });
@@ -123,16 +133,16 @@ describe('runScript', () => {
   });
 
   it('refuses a KEYS count other than the one in the script name, with a code, before Redis sees it', async () => {
-    expect(keyCount('commit-7')).toBe(7);
-    const call = runScript(redis, 'mutex-release-1', [keys.sweeperLock(), keys.sweeperLock()], { owner: 'w' });
+    expect(keyCount('commit')).toBe(7);
+    const call = runScript(redis, 'mutex-release', [keys.sweeperLock(), keys.sweeperLock()], { owner: 'w' });
     await expect(call).rejects.toBeInstanceOf(ScriptKeysError);
     await expect(call).rejects.toMatchObject({ code: 'SCRIPT_KEYS_MISMATCH' });
   });
 
   it('passes the options as one JSON argument that the script reads by name', async () => {
     const key = keys.sweeperLock();
-    expect(Number(await runScript(redis, 'mutex-acquire-1', [key], { owner: 'w1', leaseMs: '10000' }))).toBe(1);
-    expect(Number(await runScript(redis, 'mutex-acquire-1', [key], { owner: 'w2', leaseMs: '10000' }))).toBe(0);
+    expect(Number(await runScript(redis, 'mutex-acquire', [key], { owner: 'w1', leaseMs: '10000' }))).toBe(1);
+    expect(Number(await runScript(redis, 'mutex-acquire', [key], { owner: 'w2', leaseMs: '10000' }))).toBe(0);
     expect(await redis.get(key)).toBe('w1');
     expect(await redis.pttl(key)).toBeGreaterThan(9_000);
   });

@@ -14,7 +14,7 @@
  * notification's scripts pass dozens of them.
  */
 export interface ScriptOptions {
-  'claim-8': {
+  'claim': {
     leaseMs: Decimal;
     now: Decimal;
     /** now + leaseMs */
@@ -30,10 +30,10 @@ export interface ScriptOptions {
     category: string;
     /** The route must go: opt-outs do not hold it back. */
     required: boolean;
-    /** After an earlier holder's lease ran out, how long its call may still reach the provider (see claim-8.lua). */
+    /** After an earlier holder's lease ran out, how long its call may still reach the provider (see claim.lua). */
     settleMs: Decimal;
   };
-  'commit-7': {
+  'commit': {
     fence: string;
     outcome: 'sent' | 'in_doubt' | 'failed' | 'dead' | 'suppressed' | 'released' | 'cancelled';
     now: Decimal;
@@ -52,7 +52,7 @@ export interface ScriptOptions {
     refundAttempt?: boolean;
     nextAttemptAt?: Decimal;
   };
-  'cancel-op-5': {
+  'cancel-op': {
     now: Decimal;
     operationKey: string;
     messageKey: string;
@@ -63,10 +63,10 @@ export interface ScriptOptions {
     retentionMs: Decimal;
     journalMinId: Decimal;
   };
-  'cancel-message-1': { now: Decimal; recipients?: string[]; reason: string; by: string; retentionMs: Decimal };
-  'cancel-key-1': { mode: 'join' | 'cancel'; now: Decimal; messageKey?: string; recipients?: string[]; reason?: string; by?: string; retentionMs: Decimal };
-  'doc-claim-3': { leaseMs: Decimal; now: Decimal; leaseUntil: Decimal; owner: string; retentionMs: Decimal; messageKey: string };
-  'doc-commit-3': {
+  'cancel-message': { now: Decimal; recipients?: string[]; reason: string; by: string; retentionMs: Decimal };
+  'cancel-key': { mode: 'join' | 'cancel'; now: Decimal; messageKey?: string; recipients?: string[]; reason?: string; by?: string; retentionMs: Decimal };
+  'doc-claim': { leaseMs: Decimal; now: Decimal; leaseUntil: Decimal; owner: string; retentionMs: Decimal; messageKey: string };
+  'doc-commit': {
     fence: string;
     outcome: 'stored' | 'failed' | 'dead';
     now: Decimal;
@@ -84,8 +84,8 @@ export interface ScriptOptions {
     errorMessage?: string;
     nextAttemptAt?: Decimal;
   };
-  'doc-replay-2': { now: Decimal; by: string; journalMinId: Decimal; documentKey: string };
-  'op-wait-2': {
+  'doc-replay': { now: Decimal; by: string; journalMinId: Decimal; documentKey: string };
+  'op-wait': {
     mode: 'set' | 'clear';
     operationKey: string;
     now: Decimal;
@@ -97,8 +97,8 @@ export interface ScriptOptions {
     channel?: string;
   };
   /** leaseUntil = now + leaseMs */
-  'extend-lock-2': { fence: string; leaseMs: Decimal; leaseUntil: Decimal };
-  'feedback-record-3': {
+  'extend-lock': { fence: string; leaseMs: Decimal; leaseUntil: Decimal };
+  'feedback-record': {
     operationKey: string;
     eventId: string;
     /** The feedback endpoint that received it (ses, sendgrid, postmark, mailgun, twilio). */
@@ -110,9 +110,9 @@ export interface ScriptOptions {
     retentionMs: Decimal;
     journalMinId: Decimal;
   };
-  'imap-cursor-advance-1': { uidValidity: string; uid: number; now: Decimal };
-  'index-touch-1': { operationKey: string; dueAt: Decimal };
-  'mark-waiting-2': {
+  'imap-cursor-advance': { uidValidity: string; uid: number; now: Decimal };
+  'index-touch': { operationKey: string; dueAt: Decimal };
+  'mark-waiting': {
     reason: string;
     untilMs: Decimal;
     now: Decimal;
@@ -123,20 +123,21 @@ export interface ScriptOptions {
     retentionMs: Decimal;
     journalMinId: Decimal;
   };
-  'message-arrive-1': { now: Decimal; via: string; retentionMs: Decimal };
+  'message-arrive': { now: Decimal; via: string; retentionMs: Decimal };
   /** closeAt: when a digest opened by this call closes (fixed, aligned or daily; computed in TypeScript). */
-  'digest-join-4': { now: Decimal; group: string; closeAt: Decimal; maxItems: Decimal; maxBytes: Decimal; retentionMs: Decimal; route: string; recipient: string; key: string };
-  'digest-close-3': { mode: 'close' | 'flushed'; seq: Decimal; now: Decimal; group: string };
-  'digest-remove-3': { retentionMs: Decimal };
+  'digest-join': { now: Decimal; group: string; closeAt: Decimal; maxItems: Decimal; maxBytes: Decimal; retentionMs: Decimal; route: string; recipient: string; key: string };
+  'digest-close': { mode: 'close' | 'flushed'; seq: Decimal; now: Decimal; group: string };
+  'digest-remove': { retentionMs: Decimal };
   /**
    * targets[i] = `channel:recipient` of operationKeys[i]; trace: the decision's W3C traceparent, only when tracing is on (the story page shows its trace id);
    * digestTargets[i]: JSON [route, recipient, key, channel] of digestGroups[i].
    */
-  'message-decided-1': { now: Decimal; operationKeys: string[]; targets: string[]; retentionMs: Decimal; trace?: string; digestGroups?: string[]; digestTargets?: string[] };
-  'mutex-acquire-1': { owner: string; leaseMs: Decimal };
-  'mutex-release-1': { owner: string };
+  'message-decided': { now: Decimal; operationKeys: string[]; targets: string[]; retentionMs: Decimal; trace?: string; digestGroups?: string[]; digestTargets?: string[] };
+  'mutex-acquire': { owner: string; leaseMs: Decimal };
+  'mutex-release': { owner: string };
+  'layout-stamp': { version: Decimal };
   /** sweepAt > dueAt: when the sweeper looks at an operation nobody claimed. */
-  'op-schedule-5': {
+  'op-schedule': {
     now: Decimal;
     dueAt: Decimal;
     sweepAt: Decimal;
@@ -148,7 +149,7 @@ export interface ScriptOptions {
     retentionMs: Decimal;
     journalMinId: Decimal;
   };
-  'suppression-write-3': {
+  'suppression-write': {
     mode: 'add' | 'remove' | 'preferences' | 'opt-out' | 'reindex';
     now: Decimal;
     /** The index member (the record key is its hash). */
@@ -161,12 +162,12 @@ export interface ScriptOptions {
     detail?: string;
   };
   /** score and recipient: the cursor (absent: from the top). */
-  'suppression-page-2': { now: Decimal; count: number; score?: Decimal; recipient?: string };
+  'suppression-page': { now: Decimal; count: number; score?: Decimal; recipient?: string };
   /** set = [field, expiry, ...] (expiry '' for none). */
-  'suppression-copy-1': { set: string[]; remove: string[]; version?: Decimal };
+  'suppression-copy': { set: string[]; remove: string[]; version?: Decimal };
   /** windowStart = now - windowMs: entries at or before it have left the window. */
-  'rate-limit-1': { now: Decimal; windowStart: Decimal; windowMs: Decimal; max: number; operationKey: string; force: boolean };
-  'replay-6': { now: Decimal; by: string; via: string; retentionMs: Decimal; journalMinId: Decimal; operationKey: string };
+  'rate-limit': { now: Decimal; windowStart: Decimal; windowMs: Decimal; max: number; operationKey: string; force: boolean };
+  'replay': { now: Decimal; by: string; via: string; retentionMs: Decimal; journalMinId: Decimal; operationKey: string };
 }
 
 export type ScriptName = keyof ScriptOptions;

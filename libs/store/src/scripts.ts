@@ -1,73 +1,78 @@
 import type { RedisClient } from './connection';
 import { SingleshotError } from '@singleshot/core';
-import cancelKey from './lua/cancel-key-1.lua';
-import cancelMessage from './lua/cancel-message-1.lua';
-import cancelOp from './lua/cancel-op-5.lua';
-import claim from './lua/claim-8.lua';
-import commit from './lua/commit-7.lua';
-import digestClose from './lua/digest-close-3.lua';
-import digestJoin from './lua/digest-join-4.lua';
-import digestRemove from './lua/digest-remove-3.lua';
-import docClaim from './lua/doc-claim-3.lua';
-import docCommit from './lua/doc-commit-3.lua';
-import docReplay from './lua/doc-replay-2.lua';
-import extendLock from './lua/extend-lock-2.lua';
-import opWait from './lua/op-wait-2.lua';
-import feedbackRecord from './lua/feedback-record-3.lua';
-import imapCursorAdvance from './lua/imap-cursor-advance-1.lua';
-import indexTouch from './lua/index-touch-1.lua';
-import markWaiting from './lua/mark-waiting-2.lua';
-import messageArrive from './lua/message-arrive-1.lua';
-import messageDecided from './lua/message-decided-1.lua';
-import mutexAcquire from './lua/mutex-acquire-1.lua';
-import mutexRelease from './lua/mutex-release-1.lua';
-import opSchedule from './lua/op-schedule-5.lua';
-import rateLimit from './lua/rate-limit-1.lua';
-import suppressionCopy from './lua/suppression-copy-1.lua';
-import suppressionPage from './lua/suppression-page-2.lua';
-import suppressionWrite from './lua/suppression-write-3.lua';
-import replay from './lua/replay-6.lua';
+import cancelKey from './lua/cancel-key.lua';
+import cancelMessage from './lua/cancel-message.lua';
+import cancelOp from './lua/cancel-op.lua';
+import claim from './lua/claim.lua';
+import commit from './lua/commit.lua';
+import digestClose from './lua/digest-close.lua';
+import digestJoin from './lua/digest-join.lua';
+import digestRemove from './lua/digest-remove.lua';
+import docClaim from './lua/doc-claim.lua';
+import docCommit from './lua/doc-commit.lua';
+import docReplay from './lua/doc-replay.lua';
+import extendLock from './lua/extend-lock.lua';
+import opWait from './lua/op-wait.lua';
+import feedbackRecord from './lua/feedback-record.lua';
+import imapCursorAdvance from './lua/imap-cursor-advance.lua';
+import indexTouch from './lua/index-touch.lua';
+import layoutStamp from './lua/layout-stamp.lua';
+import markWaiting from './lua/mark-waiting.lua';
+import messageArrive from './lua/message-arrive.lua';
+import messageDecided from './lua/message-decided.lua';
+import mutexAcquire from './lua/mutex-acquire.lua';
+import mutexRelease from './lua/mutex-release.lua';
+import opSchedule from './lua/op-schedule.lua';
+import rateLimit from './lua/rate-limit.lua';
+import suppressionCopy from './lua/suppression-copy.lua';
+import suppressionPage from './lua/suppression-page.lua';
+import suppressionWrite from './lua/suppression-write.lua';
+import replay from './lua/replay.lua';
 import type { ScriptName, ScriptOptions } from './script-options';
 
 export type { ScriptName, ScriptOptions } from './script-options';
 
 /**
- * Lua scripts, BullMQ style: each file is `name-N.lua` with N = number of KEYS;
- * shared fragments (lua/include/) are expanded into them when they are bundled
- * (tools/lua-include.mjs). ioredis `defineCommand` runs them with EVALSHA and
- * falls back to EVAL after a Redis restart flushed the script cache.
+ * Lua scripts, BullMQ style: each is called by its base name (`claim`), its
+ * file is `lua/<name>.lua`, and `keys` is its signature: the number of KEYS
+ * its header lists (script-options.test.ts checks the header and the code
+ * against it). Shared fragments (lua/include/) are expanded into them when
+ * they are bundled (tools/lua-include.mjs). ioredis `defineCommand` runs them
+ * with EVALSHA and falls back to EVAL after a Redis restart flushed the
+ * script cache.
  */
-export const SCRIPTS: Record<ScriptName, string> = {
-  'cancel-key-1': cancelKey,
-  'cancel-message-1': cancelMessage,
-  'cancel-op-5': cancelOp,
-  'claim-8': claim,
-  'commit-7': commit,
-  'digest-close-3': digestClose,
-  'digest-join-4': digestJoin,
-  'digest-remove-3': digestRemove,
-  'doc-claim-3': docClaim,
-  'doc-commit-3': docCommit,
-  'doc-replay-2': docReplay,
-  'extend-lock-2': extendLock,
-  'op-wait-2': opWait,
-  'feedback-record-3': feedbackRecord,
-  'imap-cursor-advance-1': imapCursorAdvance,
-  'index-touch-1': indexTouch,
-  'mark-waiting-2': markWaiting,
-  'message-arrive-1': messageArrive,
-  'message-decided-1': messageDecided,
-  'mutex-acquire-1': mutexAcquire,
-  'mutex-release-1': mutexRelease,
-  'op-schedule-5': opSchedule,
-  'rate-limit-1': rateLimit,
-  'suppression-copy-1': suppressionCopy,
-  'suppression-page-2': suppressionPage,
-  'suppression-write-3': suppressionWrite,
-  'replay-6': replay,
+export const SCRIPTS: Record<ScriptName, { lua: string; keys: number }> = {
+  'cancel-key': { lua: cancelKey, keys: 1 },
+  'cancel-message': { lua: cancelMessage, keys: 1 },
+  'cancel-op': { lua: cancelOp, keys: 5 },
+  claim: { lua: claim, keys: 8 },
+  commit: { lua: commit, keys: 7 },
+  'digest-close': { lua: digestClose, keys: 3 },
+  'digest-join': { lua: digestJoin, keys: 4 },
+  'digest-remove': { lua: digestRemove, keys: 3 },
+  'doc-claim': { lua: docClaim, keys: 3 },
+  'doc-commit': { lua: docCommit, keys: 3 },
+  'doc-replay': { lua: docReplay, keys: 2 },
+  'extend-lock': { lua: extendLock, keys: 2 },
+  'feedback-record': { lua: feedbackRecord, keys: 3 },
+  'imap-cursor-advance': { lua: imapCursorAdvance, keys: 1 },
+  'index-touch': { lua: indexTouch, keys: 1 },
+  'layout-stamp': { lua: layoutStamp, keys: 1 },
+  'mark-waiting': { lua: markWaiting, keys: 2 },
+  'message-arrive': { lua: messageArrive, keys: 1 },
+  'message-decided': { lua: messageDecided, keys: 1 },
+  'mutex-acquire': { lua: mutexAcquire, keys: 1 },
+  'mutex-release': { lua: mutexRelease, keys: 1 },
+  'op-schedule': { lua: opSchedule, keys: 5 },
+  'op-wait': { lua: opWait, keys: 2 },
+  'rate-limit': { lua: rateLimit, keys: 1 },
+  replay: { lua: replay, keys: 6 },
+  'suppression-copy': { lua: suppressionCopy, keys: 1 },
+  'suppression-page': { lua: suppressionPage, keys: 2 },
+  'suppression-write': { lua: suppressionWrite, keys: 3 },
 };
 
-/** A script was called with another number of KEYS than its name says (a programming error). */
+/** A script was called with another number of KEYS than its signature says (a programming error). */
 export class ScriptKeysError extends SingleshotError {
   constructor(script: ScriptName, expected: number, given: number) {
     super(`script ${script} takes ${expected} keys, was given ${given}`, 'SCRIPT_KEYS_MISMATCH');
@@ -78,41 +83,41 @@ type ScriptFn = (...args: (string | number)[]) => Promise<unknown>;
 
 const registered = new WeakSet<RedisClient>();
 
-/** The number of KEYS a script takes: the N of `name-N.lua`. */
-export function keyCount(file: ScriptName): number {
-  return Number(file.slice(file.lastIndexOf('-') + 1));
+/** The number of KEYS a script takes (its signature). */
+export function keyCount(name: ScriptName): number {
+  return SCRIPTS[name].keys;
 }
 
 /** Registers every script on a connection once. */
 export function loadScripts(redis: RedisClient): void {
   if (registered.has(redis)) return;
-  for (const [file, lua] of Object.entries(SCRIPTS)) {
-    redis.defineCommand(commandName(file as ScriptName), { numberOfKeys: keyCount(file as ScriptName), lua });
+  for (const [name, { lua, keys }] of Object.entries(SCRIPTS)) {
+    redis.defineCommand(commandName(name as ScriptName), { numberOfKeys: keys, lua });
   }
   registered.add(redis);
 }
 
-function commandName(file: ScriptName): string {
-  return `ss_${file.replace(/-/g, '_')}`;
+function commandName(name: ScriptName): string {
+  return `ss_${name.replace(/-/g, '_')}`;
 }
 
 /**
- * Runs a script by file name: its KEYS, its options packed as ARGV[1] (JSON),
- * then any documents it stores as they are. Throws `ScriptKeysError` when the
- * number of keys is not the one the name says: sent anyway, Redis would read a
- * key as an argument, or an argument as a key.
+ * Runs a script by name: its KEYS, its options packed as ARGV[1] (JSON), then
+ * any documents it stores as they are. Throws `ScriptKeysError` when the
+ * number of keys is not the script's signature: sent anyway, Redis would read
+ * a key as an argument, or an argument as a key.
  */
 export async function runScript<N extends ScriptName>(
   redis: RedisClient,
-  file: N,
+  name: N,
   keys: string[],
   options: ScriptOptions[N],
   documents: readonly string[] = [],
 ): Promise<unknown> {
-  const expected = keyCount(file);
-  if (keys.length !== expected) throw new ScriptKeysError(file, expected, keys.length);
+  const expected = keyCount(name);
+  if (keys.length !== expected) throw new ScriptKeysError(name, expected, keys.length);
   loadScripts(redis);
-  const fn = (redis as unknown as Record<string, ScriptFn>)[commandName(file)];
-  if (!fn) throw new Error(`script ${file} is not registered`);
+  const fn = (redis as unknown as Record<string, ScriptFn>)[commandName(name)];
+  if (!fn) throw new Error(`script ${name} is not registered`);
   return fn.call(redis, ...keys, JSON.stringify(options), ...documents);
 }

@@ -35,8 +35,8 @@ function newerFirst(a: SuppressionListPosition, b: SuppressionListPosition): num
 /**
  * The suppression list, paged by position (docs/feedback.md "Reading it"):
  * the recipients with a suppression that still holds or an opt-out, over the
- * index of every shard (suppression-write-3.lua keeps each with its record;
- * suppression-page-2.lua drops those whose every entry expired as it reads).
+ * index of every shard (suppression-write.lua keeps each with its record;
+ * suppression-page.lua drops those whose every entry expired as it reads).
  * A recipient keeps its time while on the list, so paging from `next` to
  * `next` meets each recipient that stays on the list exactly once, whatever is
  * written meanwhile; one added meanwhile is newer than the pages already read.
@@ -69,7 +69,7 @@ export class SuppressionList {
     const entries: SuppressionListPosition[] = [];
     let cursor = after;
     for (;;) {
-      const raw = (await runScript(this.redis, 'suppression-page-2', keys, {
+      const raw = (await runScript(this.redis, 'suppression-page', keys, {
         now: decimal(this.now()),
         count: limit - entries.length,
         ...(cursor ? { score: decimal(cursor.at), recipient: cursor.recipient } : {}),
@@ -107,7 +107,7 @@ export class SuppressionList {
     const now = decimal(this.now());
     await Promise.all(
       batch.map(({ recipient, at }) =>
-        runScript(this.redis, 'suppression-write-3', recordKeys(this.keys, recipient), {
+        runScript(this.redis, 'suppression-write', recordKeys(this.keys, recipient), {
           mode: 'reindex',
           now,
           recipient,

@@ -39,7 +39,7 @@ const any = (v: string | undefined) => v ?? '*';
 const suppressionField = (s: Pick<Suppression, 'channel' | 'category'>) => `s|${s.channel}|${any(s.category)}`;
 const optOutField = (o: OptOut) => `p|${any(o.channel)}|${any(o.category)}`;
 
-/** The KEYS of suppression-write-3.lua for a recipient: their record and their shard's list indexes. */
+/** The KEYS of suppression-write.lua for a recipient: their record and their shard's list indexes. */
 export function recordKeys(keys: KeyBuilder, recipient: string): string[] {
   return [keys.suppressions(recipient), keys.suppressionIndexOf(recipient), keys.suppressionExpiryOf(recipient)];
 }
@@ -49,7 +49,7 @@ export function recordKeys(keys: KeyBuilder, recipient: string): string[] {
  * recipient's record (with their place on the list SuppressionList reads, in
  * the same step), then to the copy in every shard, before it returns:
  * the claim of any operation for that recipient reads the copy in its own
- * shard in the same step that claims (claim-8.lua), so once a change has
+ * shard in the same step that claims (claim.lua), so once a change has
  * returned, no claim after it sends to a suppressed recipient, scheduled and
  * waiting operations included, and none needs a round trip for the check.
  */
@@ -145,15 +145,15 @@ export class Suppressions {
     ];
   }
 
-  /** The change in the recipient's record and their place on the list, one step (suppression-write-3.lua). */
-  private write(recipient: string, change: Omit<ScriptOptions['suppression-write-3'], 'now' | 'recipient'>): Promise<unknown> {
-    return runScript(this.redis, 'suppression-write-3', recordKeys(this.keys, recipient), { ...change, now: decimal(this.now()), recipient });
+  /** The change in the recipient's record and their place on the list, one step (suppression-write.lua). */
+  private write(recipient: string, change: Omit<ScriptOptions['suppression-write'], 'now' | 'recipient'>): Promise<unknown> {
+    return runScript(this.redis, 'suppression-write', recordKeys(this.keys, recipient), { ...change, now: decimal(this.now()), recipient });
   }
 
   /** The change in the copy of every shard, all sent at once (one round trip of latency). */
   private async copy(recipient: string, change: { set: string[]; remove: string[]; version?: string }): Promise<void> {
     await Promise.all(
-      Array.from({ length: this.keys.shards }, (_, shard) => runScript(this.redis, 'suppression-copy-1', [this.keys.suppressionCopy(shard, recipient)], change)),
+      Array.from({ length: this.keys.shards }, (_, shard) => runScript(this.redis, 'suppression-copy', [this.keys.suppressionCopy(shard, recipient)], change)),
     );
   }
 

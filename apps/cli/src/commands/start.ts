@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { readConfigFile, type Config } from '@singleshot/config';
 import { createLogger } from '@singleshot/observability';
 import { SingleshotError } from '@singleshot/core';
-import { createRuntimeOrExit, loadConfigOrExit, logTracing, onShutdown, startAppTracing } from '@singleshot/runtime';
+import { checkLayoutOrExit, createRuntimeOrExit, loadConfigOrExit, logTracing, onShutdown, startAppTracing } from '@singleshot/runtime';
 import { NoRedisError, redisAnswers, startEmbeddedRedis, type EmbeddedRedis } from '../embedded-redis';
 import { APP_NAMES, runApps, type AppName } from '../run-apps';
 import { appGroups, stopWhenSupervisorGoes, superviseApps } from '../supervise';
@@ -84,6 +84,8 @@ export async function startCommand(opts: { only?: string; config?: string; proce
   if (groups.length > 1) {
     const logger = createLogger({ app: 'singleshot', level: config.log.level });
     if (embedded) logger.info({ event: 'embedded_redis_started', redis: embedded.url, dir: embedded.dir }, 'started an embedded redis-server (AOF on)');
+    // Refused here once, rather than by every child in turn, each restarted until the supervisor gives up.
+    await checkLayoutOrExit(config, logger);
     const supervisor = superviseApps({
       groups,
       ...(opts.config ? { config: opts.config } : {}),

@@ -53,7 +53,7 @@ export function unsubscribeRoutes(deps: UnsubscribeDeps): IngestRoute[] {
     const record = await deps.suppressions.get(claim.recipient);
     // A broader opt-out (all categories, all channels) already covers it: nothing to write.
     if (record.optOuts.some((o) => covers(o, claim))) return false;
-    // One step with the version (suppression-write-3.lua): a producer's PUT at the same moment is never lost.
+    // One step with the version (suppression-write.lua): a producer's PUT at the same moment is never lost.
     return deps.suppressions.addOptOut(claim.recipient, { channel: claim.channel, category: claim.category }, 'unsubscribe:one-click');
   };
 

@@ -10,7 +10,7 @@
     KEYS[2] the group's items hash (digestItems)
     KEYS[3] open digests of the group's shard (digestOpenIndex)
 
-    ARGV[1] options (JSON, ScriptOptions['digest-close-3'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['digest-close'] in script-options.ts):
       mode   'close' | 'flushed'
       seq    the digest (its number in the group)
       now    ms

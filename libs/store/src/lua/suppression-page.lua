@@ -2,13 +2,13 @@
   One page of a shard's suppression list, newest on the list first, after a
   cursor; on the way it drops the recipients whose every entry has expired
   (nothing else changes when a suppression expires, so the list is pruned
-  here, lazily; suppression-write-3.lua keeps it for every change).
+  here, lazily; suppression-write.lua keeps it for every change).
 
   Input:
     KEYS[1] the suppression list index of one shard (recipients by when they went onto the list)
     KEYS[2] the expiry index of the same shard
 
-    ARGV[1] options (JSON, ScriptOptions['suppression-page-2'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['suppression-page'] in script-options.ts):
       now        ms since the epoch
       count      how many recipients to look at, at most
       score      with recipient, the cursor: the page starts after this

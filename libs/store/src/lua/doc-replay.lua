@@ -7,7 +7,7 @@
     KEYS[1] document state hash
     KEYS[2] journal stream of the document's shard
 
-    ARGV[1] options (JSON, ScriptOptions['doc-replay-2'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['doc-replay'] in script-options.ts):
       now           ms
       by            who asked
       journalMinId  journal MINID

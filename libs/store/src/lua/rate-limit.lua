@@ -6,7 +6,7 @@
   Input:
     KEYS[1] window of one scope and recipient (sorted set: operation key → time)
 
-    ARGV[1] options (JSON, ScriptOptions['rate-limit-1'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['rate-limit'] in script-options.ts):
       now           ms
       windowStart   now - windowMs: entries at or before it have left the window
       windowMs      window in ms

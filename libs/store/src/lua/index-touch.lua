@@ -5,7 +5,7 @@
 
   Input:
     KEYS[1] active index of the operation's shard
-    ARGV[1] options (JSON, ScriptOptions['index-touch-1'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['index-touch'] in script-options.ts):
       operationKey
       dueAt         next check time (ms)
 

@@ -5,7 +5,7 @@
   Input:
     KEYS[1] message record hash
 
-    ARGV[1] options (JSON, ScriptOptions['message-arrive-1'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['message-arrive'] in script-options.ts):
       now          ms
       via          the channel that brought it: api, mail-raw, imap, mailgun, …
       retentionMs  record expiry (at least this long past the last arrival; include/retain.lua)

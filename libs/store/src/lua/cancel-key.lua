@@ -5,12 +5,12 @@
   event that carries the key meet in order: either the message joined first,
   and the cancel gets it among the members, or the cancel came first, and the
   joining message gets the tombstone back (the decision then cancels it
-  before it fans out, cancel-message-1.lua).
+  before it fans out, cancel-message.lua).
 
   Input:
     KEYS[1] cancellation key record hash
 
-    ARGV[1] options (JSON, ScriptOptions['cancel-key-1'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['cancel-key'] in script-options.ts):
       mode         join | cancel
       now          ms
       messageKey   with join: the joining message

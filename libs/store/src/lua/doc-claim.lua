@@ -1,13 +1,13 @@
 --[[
   Claim a document's render operation before generating it: the document's own
-  lock and fence, the same protocol as claim-8.lua for deliveries.
+  lock and fence, the same protocol as claim.lua for deliveries.
 
   Input:
     KEYS[1] document state hash
     KEYS[2] document lock
     KEYS[3] journal stream of the document's shard (unused here; same slot as the commit)
 
-    ARGV[1] options (JSON, ScriptOptions['doc-claim-3'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['doc-claim'] in script-options.ts):
       leaseMs      lease in ms
       now          ms
       leaseUntil   now + leaseMs

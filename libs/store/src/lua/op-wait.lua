@@ -7,7 +7,7 @@
     KEYS[1] operation state hash
     KEYS[2] waiting index of the operation's shard (sorted set, score = since)
 
-    ARGV[1] options (JSON, ScriptOptions['op-wait-2'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['op-wait'] in script-options.ts):
       mode          set | clear
       operationKey
       now           ms

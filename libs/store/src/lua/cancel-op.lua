@@ -1,6 +1,6 @@
 --[[
   Cancel one operation: the same compare-and-set on the operation's state that
-  claim-8.lua makes, so an operation is either cancelled or claimed, never
+  claim.lua makes, so an operation is either cancelled or claimed, never
   both, and the caller learns which.
 
   Input:
@@ -10,7 +10,7 @@
     KEYS[4] active index of the operation's shard (recovery sweeper)
     KEYS[5] scheduled index of the operation's shard
 
-    ARGV[1] options (JSON, ScriptOptions['cancel-op-5'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['cancel-op'] in script-options.ts):
       now            ms
       operationKey, messageKey, recipient, channel   (recipient and channel may be
                      empty when the caller does not know them; the state's win)
@@ -44,7 +44,7 @@ end
 if status == 'cancelled' then return { 'already_cancelled', recipient, channel } end
 
 -- In flight: the lock is held, or an attempt may have reached a provider. The
--- holder's commit (commit-7.lua) or the next claim's reconciliation ends it.
+-- holder's commit (commit.lua) or the next claim's reconciliation ends it.
 if redis.call('EXISTS', lockKey) == 1 or status == 'sending' or status == 'in_doubt' then
   if not h[2] then
     redis.call('HSET', opKey, 'cancelRequested', now, 'cancelReason', o.reason, 'cancelledBy', o.by)

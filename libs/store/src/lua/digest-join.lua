@@ -10,7 +10,7 @@
     KEYS[3] the message's membership key (digestMember)
     KEYS[4] open digests of the group's shard (digestOpenIndex)
 
-    ARGV[1] options (JSON, ScriptOptions['digest-join-4'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['digest-join'] in script-options.ts):
       now          ms
       group        the group id (the open index's member prefix)
       closeAt      when a digest opened now closes (worked out in TypeScript: fixed, aligned or daily)
@@ -25,7 +25,7 @@
     { status, seq, state, opened, closeAt, closedSeq1, reason1, closedSeq2, reason2 }
     status: 'joined', 'duplicate' (the message joined before: seq is that
     digest's) or 'cancelled' (a cancel took it out, or kept it out before it
-    came: digest-remove-3.lua); state of that digest: 'open', 'closed' (not flushed yet) or
+    came: digest-remove.lua); state of that digest: 'open', 'closed' (not flushed yet) or
     'flushed'; opened: 1 when this call opened it; closeAt: its close time
     when open; then each digest this call closed, with its reason
     (window, bytes, max_items), for the caller to flush.

@@ -12,7 +12,7 @@
     KEYS[5] suppressed index of the operation's shard
     KEYS[6] operation data hash (large values: the stored deliver job)
 
-    ARGV[1] options (JSON, ScriptOptions['replay-6'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['replay'] in script-options.ts):
       now           ms
       by            who asked: a user name, an API client
       via           cli | api | dashboard | …

@@ -1,11 +1,11 @@
 --[[
   A cancel takes a message out of its digest group (docs/digests.md, "Cancel"):
   out of the open digest it joined, or, when it has not joined yet, kept out
-  for good by a mark its join reads (digest-join-4.lua). A member of a digest
+  for good by a mark its join reads (digest-join.lua). A member of a digest
   that has closed stays in it: the close fixed the digest's items, and its
   flush sends those items, the same on every retry. Run after the cancel's
   tombstone and the decision's record met in the message's slot
-  (cancel-message-1.lua, message-decided-1.lua), so a join that runs later
+  (cancel-message.lua, message-decided.lua), so a join that runs later
   than this finds the mark.
 
   Input:
@@ -13,7 +13,7 @@
     KEYS[2] the group's items hash (digestItems)
     KEYS[3] the message's membership key (digestMember)
 
-    ARGV[1] options (JSON, ScriptOptions['digest-remove-3'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['digest-remove'] in script-options.ts):
       retentionMs  expiry of the mark (as of a membership)
 
   Output:

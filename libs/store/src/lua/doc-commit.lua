@@ -7,7 +7,7 @@
     KEYS[2] document lock
     KEYS[3] journal stream of the document's shard
 
-    ARGV[1] options (JSON, ScriptOptions['doc-commit-3'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['doc-commit'] in script-options.ts):
       fence         fence token of the caller
       outcome       stored | failed (retry later) | dead (failed for good)
       now           ms

@@ -9,7 +9,7 @@
     KEYS[1] operation state hash (read only: it must exist, and gives the journal its fields)
     KEYS[2] feedback hash of the operation (KeyBuilder.feedback)
     KEYS[3] journal stream of the operation's shard
-    ARGV[1] options (JSON, ScriptOptions['feedback-record-3'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['feedback-record'] in script-options.ts):
       operationKey  the operation (for its journal entry)
       eventId       the provider's own id of this event (dedup)
       source        the feedback endpoint (ses, sendgrid, postmark, mailgun, twilio)

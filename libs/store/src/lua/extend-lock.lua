@@ -6,7 +6,7 @@
     KEYS[1] operation lock
     KEYS[2] operation state hash
 
-    ARGV[1] options (JSON, ScriptOptions['extend-lock-2'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['extend-lock'] in script-options.ts):
       fence       fence token of the caller (a string)
       leaseMs     lease in ms
       leaseUntil  now + leaseMs (ms)

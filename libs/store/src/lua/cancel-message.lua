@@ -1,8 +1,8 @@
 --[[
   Cancel a message, or some of its recipients: leave a tombstone on the
   message record, and read the operations its decision recorded
-  (message-decided-1.lua), in one step in the message's slot. The caller then
-  cancels each of those operations (cancel-op-5.lua); a decision that comes
+  (message-decided.lua), in one step in the message's slot. The caller then
+  cancels each of those operations (cancel-op.lua); a decision that comes
   later reads the tombstone and makes every operation it covers cancelled
   from the start. The record may not exist yet (a cancel before its event):
   the tombstone is kept for the retention period and waits for it.
@@ -10,7 +10,7 @@
   Input:
     KEYS[1] message record hash
 
-    ARGV[1] options (JSON, ScriptOptions['cancel-message-1'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['cancel-message'] in script-options.ts):
       now          ms
       recipients   the normalized recipients to cancel (JSON array), absent for all
       reason       the producer's reason (may be empty)
@@ -24,7 +24,7 @@
     `channel:recipient` ('' for an operation recorded without its target).
     A digest membership the decision recorded comes as the pair
     `dg:<group>`, JSON [route, recipient, key, channel], for the caller to take the
-    message out of that digest (digest-remove-3.lua).
+    message out of that digest (digest-remove.lua).
 ]]
 --@include "include/retain.lua"
 --@include "include/tombstone.lua"

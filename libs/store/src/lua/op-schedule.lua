@@ -13,7 +13,7 @@
     KEYS[4] active index of the operation's shard (recovery sweeper)
     KEYS[5] scheduled index of the operation's shard
 
-    ARGV[1] options (JSON, ScriptOptions['op-schedule-5'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['op-schedule'] in script-options.ts):
       now            ms
       dueAt          when it may be sent (ms)
       sweepAt        when the sweeper looks at it if nobody claimed it (ms, after dueAt)

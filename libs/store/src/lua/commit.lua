@@ -12,7 +12,7 @@
     KEYS[6] suppressed index of the operation's shard
     KEYS[7] operation data hash (large values: the stored deliver job, the last error's text)
 
-    ARGV[1] options (JSON, ScriptOptions['commit-7'] in script-options.ts); optional fields
+    ARGV[1] options (JSON, ScriptOptions['commit'] in script-options.ts); optional fields
             are left out when they do not apply:
       fence          fence token of the caller (a string)
       outcome        sent | in_doubt | failed | dead | suppressed | released | cancelled
@@ -33,7 +33,7 @@
     ARGV[2..] history entries (JSON, stored as they are), one per provider attempt
 
   A cancel that came while this attempt was in flight (`cancelRequested`,
-  cancel-op-5.lua) turns an outcome that would try again (failed, released to
+  cancel-op.lua) turns an outcome that would try again (failed, released to
   pending or failed) into `cancelled`: nothing of this attempt reached a
   provider for sure, so nothing more is sent. An `in_doubt` stays in doubt: the
   next claim reconciles, and ends it sent or cancelled.

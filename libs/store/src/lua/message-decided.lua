@@ -1,13 +1,13 @@
 --[[
   Record the decision of a message: the operations it fanned out to, before
   any of them is enqueued, and read in the same step whether the message was
-  cancelled (cancel-message-1.lua). Only the first decision counts (a
+  cancelled (cancel-message.lua). Only the first decision counts (a
   redelivered decide job gets 0 and adds the same fields again, which changes
   nothing).
 
   A cancel and a fan-out of one message meet here, in the message's own slot:
   either this runs first, and the cancel finds every operation of the message
-  and cancels each (cancel-op-5.lua), or the cancel runs first, and this
+  and cancels each (cancel-op.lua), or the cancel runs first, and this
   returns its tombstone, so that every operation it covers is born cancelled.
   No operation of the message can be claimed before this ran (its deliver job
   does not exist yet), so none slips between the two.
@@ -15,7 +15,7 @@
   Input:
     KEYS[1] message record hash
 
-    ARGV[1] options (JSON, ScriptOptions['message-decided-1'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['message-decided'] in script-options.ts):
       now            ms
       operationKeys  the message's operation keys (each a field)
       targets        per operation key, `channel:recipient` (the field's value:
@@ -23,7 +23,7 @@
       retentionMs    record expiry
       digestGroups   optional: the digest groups the message joins (each a
                      field `dg:<group>`, so a cancel finds the digests to take
-                     it out of: digest-remove-3.lua)
+                     it out of: digest-remove.lua)
       digestTargets  per group, JSON [route, recipient, key, channel] (the field's value)
       trace          optional: the decision's W3C traceparent (tracing on), kept with the first decision
 

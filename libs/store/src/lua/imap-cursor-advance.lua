@@ -11,7 +11,7 @@
   Input:
     KEYS[1] cursor hash (fields uidValidity, lastUid, updatedAt)
 
-    ARGV[1] options (JSON, ScriptOptions['imap-cursor-advance-1'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['imap-cursor-advance'] in script-options.ts):
       uidValidity  UIDVALIDITY as a decimal string (compared as a string: it is
                    32 bit unsigned, beyond what some clients hold exactly as a double)
       uid          UID handed over (integer >= 0; 0 records a new UIDVALIDITY

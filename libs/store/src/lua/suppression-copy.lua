@@ -1,13 +1,13 @@
 --[[
   Write a change of a recipient's suppressions or opt-outs to the copy in one
-  shard (the copy the claim reads, claim-8.lua). A change of opt-outs carries
+  shard (the copy the claim reads, claim.lua). A change of opt-outs carries
   its version: an older one that arrives after a newer one changes nothing,
   so two changes racing over the shards leave every copy at the newer.
 
   Input:
     KEYS[1] the recipient's suppression copy in one shard
 
-    ARGV[1] options (JSON, ScriptOptions['suppression-copy-1'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['suppression-copy'] in script-options.ts):
       set      [field, expiry, field, expiry, ...] (expiry in ms, '' for none)
       remove   [field, ...]
       version  with opt-outs: their version

@@ -3,7 +3,7 @@
   channel behind an open circuit breaker; its quiet hours), so `singleshot ops
   show` can say so. Waiting is not an attempt: attempts, fence, lock and
   status are untouched, except that an operation never claimed before gets its
-  state hash with status pending (claim-8.lua fills in the rest at the first
+  state hash with status pending (claim.lua fills in the rest at the first
   claim). A terminal operation is left alone. The claim clears both fields.
   A deferral to the end of quiet hours is journaled (`deferred`), once per
   wake-up time: a job that comes back inside the same window writes nothing new.
@@ -12,7 +12,7 @@
     KEYS[1] operation state hash
     KEYS[2] journal stream of the operation's shard
 
-    ARGV[1] options (JSON, ScriptOptions['mark-waiting-2'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['mark-waiting'] in script-options.ts):
       reason       why it waits (breaker_open, quiet_hours)
       untilMs      when it is tried again (ms since epoch)
       now          ms

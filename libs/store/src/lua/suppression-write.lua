@@ -2,7 +2,7 @@
   Change a recipient's suppressions or opt-outs in their record (the one the
   admin API lists and the audit describes), and keep the recipient's place on
   the list of their shard in the same step; the caller then writes the same
-  change to the copy in every shard (suppression-copy-1.lua), which is what
+  change to the copy in every shard (suppression-copy.lua), which is what
   the claim reads.
 
   Input:
@@ -10,7 +10,7 @@
     KEYS[2] the suppression list index of the record's shard (recipients by when they went onto the list)
     KEYS[3] the expiry index of the same shard (recipients whose every entry expires, by when the last one does)
 
-    ARGV[1] options (JSON, ScriptOptions['suppression-write-3'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['suppression-write'] in script-options.ts):
       mode      add | remove | preferences | opt-out | reindex
       now       ms since the epoch: what has expired, and when a recipient goes onto the list
       recipient the index member

@@ -3,7 +3,7 @@
 
   Input:
     KEYS[1] mutex key
-    ARGV[1] options (JSON, ScriptOptions['mutex-acquire-1'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['mutex-acquire'] in script-options.ts):
       owner    owner id
       leaseMs  lease in ms
 

@@ -7,11 +7,11 @@
     KEYS[3] journal stream of the operation's shard
     KEYS[4] active index of the operation's shard (recovery sweeper)
     KEYS[5] operation data hash (large values: the stored deliver job)
-    KEYS[6] scheduled index of the operation's shard (op-schedule-5.lua)
-    KEYS[7] the recipient's suppression copy in the operation's shard (suppression-copy-1.lua)
+    KEYS[6] scheduled index of the operation's shard (op-schedule.lua)
+    KEYS[7] the recipient's suppression copy in the operation's shard (suppression-copy.lua)
     KEYS[8] suppressed index of the operation's shard
 
-    ARGV[1] options (JSON, ScriptOptions['claim-8'] in script-options.ts):
+    ARGV[1] options (JSON, ScriptOptions['claim'] in script-options.ts):
       leaseMs       lease in ms
       now           ms since epoch
       leaseUntil    now + leaseMs
@@ -40,7 +40,7 @@
     { "early", dueAt, "scheduled", attempts, "", "", "", "", "" }            scheduled for later: not claimed
   limitBypass is "1" once a replay released the operation from a rate-limit suppression.
   cancelRequested is "1" when a cancel came while an earlier attempt was in
-  flight (cancel-op-5.lua): the holder may reconcile, never send.
+  flight (cancel-op.lua): the holder may reconcile, never send.
   stopReason is recipient_suppressed or opted_out when the recipient became
   suppressed after an earlier attempt that may have reached a provider: the
   same rule, reconcile and never send. Otherwise a suppressed recipient's
@@ -48,7 +48,7 @@
   recorded while a retry waits stops that retry.
 
   This script is where "may this operation be sent now?" is answered, in the
-  same atomic step that takes the lock: a cancel (cancel-op-5.lua writes the
+  same atomic step that takes the lock: a cancel (cancel-op.lua writes the
   state this reads), a send-at time, and the recipient's suppressions and
   opt-outs (the copy in this shard) are checked here, never in a round trip of
   their own, so an operation is either cancelled (or suppressed) or claimed,
@@ -169,7 +169,7 @@ if state[7] then
   redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
     'leaseUntil', leaseUntil, 'settleMs', o.settleMs, 'updatedAt', now)
 else
-  -- The first claim (mark-waiting-2.lua, op-wait-2.lua or op-schedule-5.lua may have created the hash before).
+  -- The first claim (mark-waiting.lua, op-wait.lua or op-schedule.lua may have created the hash before).
   redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
     'leaseUntil', leaseUntil, 'settleMs', o.settleMs, 'updatedAt', now, 'createdAt', now,
     'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel)
@@ -178,7 +178,7 @@ else
     retain(dataKey, o.retentionMs)
   end
 end
--- No longer waiting (mark-waiting-2.lua) or scheduled (op-schedule-5.lua): it is being attempted.
+-- No longer waiting (mark-waiting.lua) or scheduled (op-schedule.lua): it is being attempted.
 if state[8] then redis.call('HDEL', opKey, 'waitingReason', 'waitingUntil') end
 if state[9] then
   redis.call('HDEL', opKey, 'scheduledFor', 'scheduleReason')

@@ -1,0 +1,58 @@
+import { SingleshotError } from '@singleshot/core';
+import type { RedisClient } from './connection';
+import type { KeyBuilder } from './keys';
+import { runScript } from './scripts';
+
+/**
+ * The version of the key and field layout this code reads and writes. It goes
+ * up by one with every change a process of the previous version would misread
+ * (a new status, a field with a new meaning), and each step up is a numbered
+ * migration with its own test. Kept in Redis, one copy per shard (BullMQ keeps
+ * its version in the queue's `meta`), so a process never acts on a layout it
+ * does not know.
+ */
+export const LAYOUT_VERSION = 1;
+
+/** Redis holds a layout this process cannot work on: newer, unreadable, or older without a migration. */
+export class LayoutError extends SingleshotError {
+  constructor(
+    message: string,
+    code: 'LAYOUT_UNKNOWN' | 'LAYOUT_TOO_OLD',
+    /** The versions the shards hold, as read. */
+    readonly held: readonly string[],
+  ) {
+    super(message, code);
+  }
+}
+
+/**
+ * Reads every shard's layout version and throws `LayoutError` unless each
+ * holds the version this code knows; a shard that holds none (a new Redis) is
+ * stamped with ours, but only once no shard refused: a refused process writes
+ * nothing.
+ */
+export async function checkLayout(redis: RedisClient, keys: KeyBuilder, known: number = LAYOUT_VERSION): Promise<void> {
+  const layouts = keys.allLayouts();
+  const found = await Promise.all(layouts.map((key) => redis.get(key)));
+  refuseUnknown(found.filter((v): v is string => v !== null), keys.prefix, known);
+  if (!found.includes(null)) return;
+  // Stamped in a script, so a process of another version stamping at the same moment is read, never overwritten.
+  const held = (await Promise.all(layouts.map((key) => runScript(redis, 'layout-stamp', [key], { version: String(known) })))).map(String);
+  refuseUnknown(held, keys.prefix, known);
+}
+
+function refuseUnknown(held: readonly string[], prefix: string, known: number): void {
+  const unknown = held.find((v) => !/^[1-9]\d{0,8}$/.test(v) || Number(v) > known);
+  if (unknown !== undefined) {
+    throw new LayoutError(
+      `Redis (key prefix "${prefix}") holds layout ${unknown}, which this singleshot does not know (it knows layout ${known}): ` +
+        'it was written by a newer version. Upgrade this process; an older process never acts on a newer layout.',
+      'LAYOUT_UNKNOWN',
+      held,
+    );
+  }
+  const older = held.find((v) => Number(v) < known);
+  if (older !== undefined) {
+    throw new LayoutError(`Redis (key prefix "${prefix}") holds layout ${older}, and this singleshot (layout ${known}) has no migration from it.`, 'LAYOUT_TOO_OLD', held);
+  }
+}
