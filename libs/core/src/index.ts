@@ -17,3 +17,4 @@ export * from './quiet-hours';
 export * from './feedback';
 export * from './unsubscribe-token';
 export * from './digest-window';
+export * from './lifecycle';
