@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { SingleshotError, type ErrorCode } from '@singleshot/core';
 import { sendError } from '@singleshot/http';
+import { UpgradeRequiredError, layoutRefusal } from '@singleshot/store';
 import type { Logger } from '@singleshot/observability';
 
 /**
@@ -23,11 +24,18 @@ export class ApiError extends SingleshotError {
 /** The dashboard refuses to start (e.g. a public address without credentials). */
 export class DashboardStartError extends SingleshotError {}
 
-/** Last middleware of the admin API: ApiError → its status, anything else → 500 (logged). */
+/** Last middleware of the admin API: ApiError → its status, a newer Redis layout → 503, anything else → 500 (logged). */
 export function apiErrorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     if (err instanceof ApiError) {
       sendError(res, err.status, err.code, err.message, err.details);
+      return;
+    }
+    if (err instanceof UpgradeRequiredError) {
+      // Nothing was done; a process of the newer version can do it.
+      layoutRefusal.note(err.held);
+      res.setHeader('retry-after', '1');
+      sendError(res, 503, 'UPGRADE_REQUIRED', err.message);
       return;
     }
     const e = err as { type?: string; status?: number; expose?: boolean; message?: string };

@@ -107,6 +107,7 @@ export const ERROR_CODES = {
   NO_REDIS: 'no Redis is configured and no redis-server could be started',
   SCRIPT_KEYS_MISMATCH: 'a Lua script was given the wrong number of keys (a bug)',
   LAYOUT_UNKNOWN: 'Redis holds a layout version this process does not know (written by a newer version): it refuses to start',
+  UPGRADE_REQUIRED: 'a script found its shard stamped with a newer layout and did nothing: the job is put back and the process stops taking work',
   LAYOUT_TOO_OLD: 'Redis holds an older layout version this process has no migration from: it refuses to start',
   REPLICA_WAIT_TIMEOUT: 'too few replicas acknowledged a write in time',
   HANDOFF_ABORTED: 'the relay is stopping; the message stays unacknowledged at its origin',

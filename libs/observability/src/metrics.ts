@@ -115,6 +115,10 @@ export interface Metrics {
   redisBackoff: Gauge<string>;
   /** Where `singleshot_redis_backoff_seconds` comes from (in memory, no I/O). */
   setRedisBackoffSource(read: () => number): void;
+  /** 1 once this process met a Redis layout newer than its code and stopped taking work. */
+  layoutUpgradeRequired: Gauge<string>;
+  /** Where `singleshot_layout_upgrade_required` comes from (in memory, no I/O). */
+  setLayoutSource(read: () => boolean): void;
 }
 
 // One Metrics per registry: in the embedded mode several apps share a process,
@@ -226,11 +230,25 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     },
   });
 
+  let layoutSource: (() => boolean) | undefined;
+  const layoutUpgradeRequired = new Gauge({
+    name: 'singleshot_layout_upgrade_required',
+    help: '1 once this process met a Redis layout newer than its code: it takes no more work and /readyz answers 503 until it is replaced by a newer version.',
+    registers,
+    collect() {
+      this.set(layoutSource?.() ? 1 : 0);
+    },
+  });
+
   const metrics: Metrics = {
     registry,
     redisBackoff,
     setRedisBackoffSource(read) {
       redisBackoffSource = read;
+    },
+    layoutUpgradeRequired,
+    setLayoutSource(read) {
+      layoutSource = read;
     },
     operationsWaiting,
     setWaitingSource(read) {

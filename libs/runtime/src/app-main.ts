@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, type Config } from '@singleshot/config';
 import { startHealthServer, type HealthServer, type Logger } from '@singleshot/observability';
-import { LayoutError, createRedis, redisRefusals, refusalCode } from '@singleshot/store';
+import { LayoutError, createRedis, layoutRefusal, redisRefusals, refusalCode } from '@singleshot/store';
 import type { StartedTracing } from '@singleshot/tracing';
 import { logTracing } from './app-tracing';
 import { checkLayoutAtStart } from './layout-gate';
@@ -110,7 +110,8 @@ export interface RunningWorker {
  * The one readiness check of every app (`/readyz`, docs/contract.md): ready
  * when Redis answers on the given connection (ingest passes its fail-fast
  * producer connection) without refusing commands (`redis: "refusing: OOM"`,
- * from the process's `redisRefusals`) and every given worker is running.
+ * from the process's `redisRefusals`), no script met a newer Redis layout
+ * (`layout: "upgrade required: …"`), and every given worker is running.
  */
 export async function defaultReady(
   rt: { redis: Pick<Runtime['redis'], 'ping'> },
@@ -129,6 +130,11 @@ export async function defaultReady(
     // Under MISCONF Redis refuses even PING.
     const refused = refusalCode(err);
     checks.redis = refused ? `refusing: ${refused}` : `unreachable: ${(err as Error).message}`;
+  }
+  const layout = layoutRefusal.refused();
+  if (layout !== undefined) {
+    checks.layout = `upgrade required: Redis holds layout ${layout}`;
+    ok = false;
   }
   for (const [name, worker] of Object.entries(workers)) {
     const running = worker.isRunning();

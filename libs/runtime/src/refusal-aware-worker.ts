@@ -1,6 +1,15 @@
-import { Worker, type Job } from 'bullmq';
-import { redisRefusals, type RefusalBackoff } from '@singleshot/store';
+import { DelayedError, Worker, type Job } from 'bullmq';
+import { UpgradeRequiredError, layoutRefusal, redisRefusals, type RefusalBackoff } from '@singleshot/store';
 import { jobEnded, jobStarted } from './in-flight-jobs';
+
+/** When a job a script refused on a newer layout is offered again (to a newer process). */
+const LAYOUT_RETRY_MS = 1_000;
+
+/** Resolves when `signal` aborts (the worker closes). */
+function untilAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
 
 /**
  * A BullMQ worker that backs off while Redis refuses commands, and counts the
@@ -18,6 +27,10 @@ import { jobEnded, jobStarted } from './in-flight-jobs';
  * not: under OOM a fetch may write nothing Redis refuses, then the job's own
  * writes are refused. With Redis healthy all this is a comparison or two per
  * job and nothing more.
+ *
+ * A job whose script found a Redis layout newer than this code
+ * (`UpgradeRequiredError`) is put back delayed, untouched and without an
+ * attempt counted, and the worker fetches no more jobs (`layoutRefusal`).
  */
 export class RefusalAwareWorker<D, R> extends Worker<D, R> {
   private refusals: RefusalBackoff = redisRefusals;
@@ -51,6 +64,8 @@ export class RefusalAwareWorker<D, R> extends Worker<D, R> {
   }
 
   protected override async moveToActive(token: string, name?: string): Promise<Job<D, R>> {
+    // A process older than the Redis layout takes no more work: newer ones take it.
+    if (layoutRefusal.refused() !== undefined) await untilAborted(this.stopWaiting.signal);
     if (this.refusals.inBackoff()) await this.refusals.wait(this.stopWaiting.signal);
     try {
       return await super.moveToActive(token, name);
@@ -63,7 +78,8 @@ export class RefusalAwareWorker<D, R> extends Worker<D, R> {
   override async processJob(job: Job<D, R>, token: string, fetchNextCallback?: () => boolean): Promise<void | Job<D, R>> {
     jobStarted(this.name);
     try {
-      return await super.processJob(job, token, fetchNextCallback);
+      // A finished job may hand its worker the next one directly; not once the layout is newer than this code.
+      return await super.processJob(job, token, () => layoutRefusal.refused() === undefined && (fetchNextCallback?.() ?? true));
     } finally {
       jobEnded(this.name);
     }
@@ -75,6 +91,12 @@ export class RefusalAwareWorker<D, R> extends Worker<D, R> {
       this.refusals.succeeded();
       return result;
     } catch (err) {
+      if (err instanceof UpgradeRequiredError) {
+        // The script did nothing: the job goes back as it was, not as a failed attempt, for a newer process.
+        layoutRefusal.note(err.held);
+        await job.moveToDelayed(Date.now() + LAYOUT_RETRY_MS, token);
+        throw new DelayedError();
+      }
       this.refusals.noteError(err);
       throw err;
     }

@@ -14,6 +14,7 @@ import {
   OperationStore,
   checkRedisServers,
   createRedis,
+  layoutRefusal,
   redisRefusals,
   slotOwners,
   waitForReplicas,
@@ -167,6 +168,10 @@ export async function createRuntime(config: Config, options: { app: string; logg
     ),
   );
   metrics.setRedisBackoffSource(() => redisRefusals.backoffSeconds());
+  metrics.setLayoutSource(() => layoutRefusal.refused() !== undefined);
+  layoutRefusal.onRefused((held) =>
+    logger.error({ event: 'layout_upgrade_required', held }, `Redis holds layout ${held}, newer than this process: it takes no more work until it is replaced by a newer version`),
+  );
   metrics.setDlqSource(async () => [{ queue: queues.dead.name, depth: await queues.dead.getWaitingCount() }]);
   const documents = new DocumentStateStore(redis, keys, { retentionMs });
   const documentMetrics = createDocumentMetrics(metrics.registry);

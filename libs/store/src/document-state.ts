@@ -196,7 +196,7 @@ export class DocumentStateStore {
     const changed = await runScript(
       this.redis,
       'op-wait',
-      [this.keys.op(input.operationKey), this.keys.waitingIndexOf(input.operationKey)],
+      [this.keys.op(input.operationKey), this.keys.waitingIndexOf(input.operationKey), this.keys.layoutOf(input.operationKey)],
       {
         mode: 'set',
         operationKey: input.operationKey,
@@ -213,7 +213,7 @@ export class DocumentStateStore {
   }
 
   async clearWaiting(operationKey: string): Promise<void> {
-    await runScript(this.redis, 'op-wait', [this.keys.op(operationKey), this.keys.waitingIndexOf(operationKey)], { mode: 'clear', operationKey, now: decimal(this.now()) });
+    await runScript(this.redis, 'op-wait', [this.keys.op(operationKey), this.keys.waitingIndexOf(operationKey), this.keys.layoutOf(operationKey)], { mode: 'clear', operationKey, now: decimal(this.now()) });
   }
 
   /** How many operations wait, over every shard (the waiting gauge). */

@@ -27,3 +27,4 @@ export * from './suppression-audit';
 export * from './digest-store';
 export * from './digest-record';
 export * from './layout';
+export * from './layout-version';

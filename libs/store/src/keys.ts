@@ -305,6 +305,11 @@ export class KeyBuilder {
     return `${this.prefix}:${shardTag(shard)}:layout`;
   }
 
+  /** The layout key of the operation's shard: read by every script that changes its state. */
+  layoutOf(operationKey: string): string {
+    return this.layout(this.shard(operationKey));
+  }
+
   /** Every shard's layout key. */
   allLayouts(): string[] {
     return Array.from({ length: this.shards }, (_, i) => this.layout(i));

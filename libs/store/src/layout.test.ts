@@ -2,7 +2,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
 import { createRedis, type RedisClient } from './connection';
 import { KeyBuilder } from './keys';
-import { LAYOUT_VERSION, LayoutError, checkLayout } from './layout';
+import { Cancellations } from './cancellations';
+import { DocumentStateStore } from './document-state';
+import { LayoutError, checkLayout } from './layout';
+import { LAYOUT_VERSION, UpgradeRequiredError } from './layout-version';
+import { replayOperationState } from './operation-replay';
+import { OperationStore } from './operation-store';
 
 // The layout version kept in Redis, on a real Redis: a new Redis is stamped
 // with ours on every shard, and a process refuses a shard that holds a layout
@@ -56,5 +61,60 @@ describe('checkLayout', () => {
     await checkLayout(redis, keys);
     await expect(checkLayout(redis, keys, LAYOUT_VERSION + 1)).rejects.toMatchObject({ code: 'LAYOUT_TOO_OLD' });
     expect(await redis.get(keys.layout(0))).toBe(String(LAYOUT_VERSION));
+  });
+});
+
+// Every script that changes an operation's state, on a shard stamped by a
+// newer process: it answers upgrade_required (thrown as UpgradeRequiredError)
+// and writes nothing, whatever the operation's state was.
+describe('scripts on a shard of a newer layout', () => {
+  let server: TestRedis;
+  let redis: RedisClient;
+  const keys = new KeyBuilder('lu', 2);
+  const retentionMs = 86_400_000;
+  let ops: OperationStore;
+  let n = 0;
+  const op = () => ({ operationKey: `e${(++n).toString(16).padStart(63, '0')}`, messageKey: 'c'.repeat(64), recipient: `u${n}@example.com`, channel: 'email' });
+  /** Every key of the prefix with its value's dump, to show nothing moved. */
+  const snapshot = async () => Object.fromEntries(await Promise.all((await redis.keys('lu:*')).sort().map(async (k) => [k, await redis.dump(k)] as const)));
+
+  beforeAll(async () => {
+    server = await startTestRedis();
+    redis = createRedis({ url: server.url, role: 'client' });
+    ops = new OperationStore(redis, keys, { retentionMs });
+  });
+
+  afterAll(async () => {
+    redis.disconnect();
+    await server.destroy();
+  });
+
+  it('claim, commit, cancel, schedule, wait and replay refuse and change nothing', async () => {
+    const sending = op();
+    const claim = await ops.claim({ ...sending, owner: 'w', leaseMs: 60_000 });
+    if (claim.kind !== 'claimed') throw new Error(`setup claim answered ${claim.kind}`);
+    const dead = op();
+    const second = await ops.claim({ ...dead, owner: 'w', leaseMs: 60_000 });
+    if (second.kind !== 'claimed') throw new Error(`setup claim answered ${second.kind}`);
+    await ops.commit({ ...dead, fence: second.fence, outcome: 'dead', reason: 'permanent' });
+    await redis.set(keys.layout(0), String(LAYOUT_VERSION + 1));
+    await redis.set(keys.layout(1), String(LAYOUT_VERSION + 1));
+    const before = await snapshot();
+    const fresh = op();
+    const steps: [string, () => Promise<unknown>][] = [
+      ['claim', () => ops.claim({ ...fresh, owner: 'w', leaseMs: 60_000 })],
+      ['commit', () => ops.commit({ ...sending, fence: claim.fence, outcome: 'sent', provider: 'p', externalId: 'x' })],
+      ['cancel', () => new Cancellations(redis, keys, { retentionMs }).cancelOperation(fresh, { by: 't', reason: 'r' })],
+      ['schedule', () => ops.schedule(fresh, Date.now() + 60_000, 'send_at', 1_000)],
+      ['wait', () => ops.markWaiting(fresh, 'quiet_hours', Date.now() + 60_000)],
+      ['document wait', () => new DocumentStateStore(redis, keys, { retentionMs }).markWaiting({ ...fresh, waitingFor: 'document:x', waitingKey: 'd' })],
+      ['replay', () => replayOperationState(redis, keys, { operationKey: dead.operationKey, by: 't', via: 'test' }, { retentionMs })],
+    ];
+    for (const [name, step] of steps) {
+      const refused = step();
+      await expect(refused, name).rejects.toBeInstanceOf(UpgradeRequiredError);
+      await expect(refused, name).rejects.toMatchObject({ code: 'UPGRADE_REQUIRED', held: String(LAYOUT_VERSION + 1) });
+    }
+    expect(await snapshot()).toEqual(before);
   });
 });

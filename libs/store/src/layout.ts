@@ -1,17 +1,8 @@
 import { SingleshotError } from '@singleshot/core';
 import type { RedisClient } from './connection';
 import type { KeyBuilder } from './keys';
+import { LAYOUT_VERSION } from './layout-version';
 import { runScript } from './scripts';
-
-/**
- * The version of the key and field layout this code reads and writes. It goes
- * up by one with every change a process of the previous version would misread
- * (a new status, a field with a new meaning), and each step up is a numbered
- * migration with its own test. Kept in Redis, one copy per shard (BullMQ keeps
- * its version in the queue's `meta`), so a process never acts on a layout it
- * does not know.
- */
-export const LAYOUT_VERSION = 1;
 
 /** Redis holds a layout this process cannot work on: newer, unreadable, or older without a migration. */
 export class LayoutError extends SingleshotError {

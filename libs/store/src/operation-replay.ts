@@ -38,7 +38,7 @@ export async function replayOperationState(
   const raw = (await runScript(
     redis,
     'replay',
-    [keys.op(key), keys.journalOf(key), keys.history(key), keys.activeIndexOf(key), keys.suppressedIndexOf(key), keys.opData(key)],
+    [keys.op(key), keys.journalOf(key), keys.history(key), keys.activeIndexOf(key), keys.suppressedIndexOf(key), keys.opData(key), keys.layoutOf(key)],
     {
       now: decimal(now),
       by: request.by,

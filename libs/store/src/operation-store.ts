@@ -113,6 +113,7 @@ export class OperationStore extends OperationReader {
         k.scheduledIndexOf(input.operationKey),
         k.suppressionCopyOf(input.operationKey, input.recipient),
         k.suppressedIndexOf(input.operationKey),
+        k.layoutOf(input.operationKey),
       ],
       {
         leaseMs: decimal(input.leaseMs),
@@ -174,6 +175,7 @@ export class OperationStore extends OperationReader {
         k.activeIndexOf(input.operationKey),
         k.suppressedIndexOf(input.operationKey),
         k.opData(input.operationKey),
+        k.layoutOf(input.operationKey),
       ],
       {
         fence: input.fence,
@@ -213,7 +215,7 @@ export class OperationStore extends OperationReader {
     const done = await runScript(
       this.redis,
       'op-schedule',
-      [k.op(job.operationKey), k.opData(job.operationKey), k.journalOf(job.operationKey), k.activeIndexOf(job.operationKey), k.scheduledIndexOf(job.operationKey)],
+      [k.op(job.operationKey), k.opData(job.operationKey), k.journalOf(job.operationKey), k.activeIndexOf(job.operationKey), k.scheduledIndexOf(job.operationKey), k.layoutOf(job.operationKey)],
       {
         now: decimal(now),
         dueAt: decimal(dueAt),
@@ -238,7 +240,7 @@ export class OperationStore extends OperationReader {
    */
   async markWaiting(job: { operationKey: string; messageKey: string; recipient: string; channel: string }, reason: string, untilMs: number): Promise<boolean> {
     const now = this.now();
-    const done = await runScript(this.redis, 'mark-waiting', [this.keys.op(job.operationKey), this.keys.journalOf(job.operationKey)], {
+    const done = await runScript(this.redis, 'mark-waiting', [this.keys.op(job.operationKey), this.keys.journalOf(job.operationKey), this.keys.layoutOf(job.operationKey)], {
       reason,
       untilMs: decimal(untilMs),
       now: decimal(now),

@@ -5,6 +5,7 @@ import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
 import { createRedis } from './connection';
 import { JOURNAL_FIELDS } from './journal';
 import { KeyBuilder } from './keys';
+import { LAYOUT_VERSION } from './layout-version';
 import { SCRIPTS, ScriptKeysError, keyCount, runScript, type ScriptName, type ScriptOptions } from './scripts';
 
 // Every field of every script's options, filled: tsc rejects a missing or an
@@ -111,6 +112,22 @@ describe('script options', () => {
     expect([...body.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]).sort()).toEqual([...TERMINAL_STATUSES].sort());
   });
 
+  it('every script that writes an operation hash checks the layout first, on its last KEY, before anything else', () => {
+    const writers = (Object.keys(SCRIPTS) as ScriptName[]).filter((name) => /'(HSET|HSETNX|HDEL)', opKey/.test(code(SCRIPTS[name].lua)));
+    expect(writers.sort()).toEqual(['cancel-op', 'claim', 'commit', 'mark-waiting', 'op-schedule', 'op-wait', 'replay']);
+    for (const name of writers) {
+      const body = code(SCRIPTS[name].lua);
+      const check = `local refusedBy = layoutRefusal(KEYS[${SCRIPTS[name].keys}])\nif refusedBy then return { 'upgrade_required', refusedBy } end`;
+      expect(body, name).toContain(check);
+      // No Redis call runs before the check (the included fragments only define functions).
+      expect(body.slice(0, body.indexOf(check)).replace(/local function [\s\S]*?\nend/g, ''), name).not.toMatch(/redis\.call/);
+    }
+  });
+
+  it('the layout the Lua was written for is LAYOUT_VERSION', () => {
+    expect(/local LAYOUT = '(\d+)'/.exec(SCRIPTS.claim.lua)?.[1]).toBe(String(LAYOUT_VERSION));
+  });
+
   it('the journal fields the Lua writes are the ones journal.ts reads', () => {
     const list = /local JOURNAL_FIELDS = \{([^}]*)\}/.exec(SCRIPTS.commit.lua)?.[1] ?? '';
     expect([...list.matchAll(/'([A-Za-z]+)'/g)].map((m) => m[1])).toEqual([...JOURNAL_FIELDS]);
@@ -132,8 +149,8 @@ describe('runScript', () => {
     await server.destroy();
   });
 
-  it('refuses a KEYS count other than the one in the script name, with a code, before Redis sees it', async () => {
-    expect(keyCount('commit')).toBe(7);
+  it('refuses a KEYS count other than its signature, with a code, before Redis sees it', async () => {
+    expect(keyCount('commit')).toBe(8);
     const call = runScript(redis, 'mutex-release', [keys.sweeperLock(), keys.sweeperLock()], { owner: 'w' });
     await expect(call).rejects.toBeInstanceOf(ScriptKeysError);
     await expect(call).rejects.toMatchObject({ code: 'SCRIPT_KEYS_MISMATCH' });

@@ -1,5 +1,6 @@
 import type { RedisClient } from './connection';
 import { SingleshotError } from '@singleshot/core';
+import { UpgradeRequiredError } from './layout-version';
 import cancelKey from './lua/cancel-key.lua';
 import cancelMessage from './lua/cancel-message.lua';
 import cancelOp from './lua/cancel-op.lua';
@@ -44,9 +45,9 @@ export type { ScriptName, ScriptOptions } from './script-options';
 export const SCRIPTS: Record<ScriptName, { lua: string; keys: number }> = {
   'cancel-key': { lua: cancelKey, keys: 1 },
   'cancel-message': { lua: cancelMessage, keys: 1 },
-  'cancel-op': { lua: cancelOp, keys: 5 },
-  claim: { lua: claim, keys: 8 },
-  commit: { lua: commit, keys: 7 },
+  'cancel-op': { lua: cancelOp, keys: 6 },
+  claim: { lua: claim, keys: 9 },
+  commit: { lua: commit, keys: 8 },
   'digest-close': { lua: digestClose, keys: 3 },
   'digest-join': { lua: digestJoin, keys: 4 },
   'digest-remove': { lua: digestRemove, keys: 3 },
@@ -58,15 +59,15 @@ export const SCRIPTS: Record<ScriptName, { lua: string; keys: number }> = {
   'imap-cursor-advance': { lua: imapCursorAdvance, keys: 1 },
   'index-touch': { lua: indexTouch, keys: 1 },
   'layout-stamp': { lua: layoutStamp, keys: 1 },
-  'mark-waiting': { lua: markWaiting, keys: 2 },
+  'mark-waiting': { lua: markWaiting, keys: 3 },
   'message-arrive': { lua: messageArrive, keys: 1 },
   'message-decided': { lua: messageDecided, keys: 1 },
   'mutex-acquire': { lua: mutexAcquire, keys: 1 },
   'mutex-release': { lua: mutexRelease, keys: 1 },
-  'op-schedule': { lua: opSchedule, keys: 5 },
-  'op-wait': { lua: opWait, keys: 2 },
+  'op-schedule': { lua: opSchedule, keys: 6 },
+  'op-wait': { lua: opWait, keys: 3 },
   'rate-limit': { lua: rateLimit, keys: 1 },
-  replay: { lua: replay, keys: 6 },
+  replay: { lua: replay, keys: 7 },
   'suppression-copy': { lua: suppressionCopy, keys: 1 },
   'suppression-page': { lua: suppressionPage, keys: 2 },
   'suppression-write': { lua: suppressionWrite, keys: 3 },
@@ -105,7 +106,8 @@ function commandName(name: ScriptName): string {
  * Runs a script by name: its KEYS, its options packed as ARGV[1] (JSON), then
  * any documents it stores as they are. Throws `ScriptKeysError` when the
  * number of keys is not the script's signature: sent anyway, Redis would read
- * a key as an argument, or an argument as a key.
+ * a key as an argument, or an argument as a key; and `UpgradeRequiredError`
+ * when the script refused to act on a layout it was not written for.
  */
 export async function runScript<N extends ScriptName>(
   redis: RedisClient,
@@ -119,5 +121,8 @@ export async function runScript<N extends ScriptName>(
   loadScripts(redis);
   const fn = (redis as unknown as Record<string, ScriptFn>)[commandName(name)];
   if (!fn) throw new Error(`script ${name} is not registered`);
-  return fn.call(redis, ...keys, JSON.stringify(options), ...documents);
+  const reply = await fn.call(redis, ...keys, JSON.stringify(options), ...documents);
+  // One place for every script's refusal to act on a layout it was not written for (lua/include/layout.lua).
+  if (Array.isArray(reply) && reply[0] === 'upgrade_required') throw new UpgradeRequiredError(String(reply[1]));
+  return reply;
 }

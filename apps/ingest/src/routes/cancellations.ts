@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { errorResponse } from '@singleshot/observability';
 import { sendError, sendJson } from '@singleshot/http';
 import { cancelOutcomeLabels, cancelTargetOf, cancellationBodySchema, carryOutCancel, type CancelPort, type CancellationBody } from '@singleshot/intake';
-import type { MessageCancel } from '@singleshot/store';
+import { UpgradeRequiredError, layoutRefusal, type MessageCancel } from '@singleshot/store';
 import type { IngestContext } from '../context';
 import { jsonRoute, type IngestRoute, type RouteRequest } from '../http/route';
 import { intakeErrors } from '../openapi-parts';
@@ -49,8 +49,13 @@ async function postCancellation(ctx: IngestContext, res: ServerResponse, request
   try {
     done = await carryOutCancel(cancels, target, body.recipients, who);
   } catch (err) {
-    ctx.logger.warn({ event: 'cancel_store_unavailable', err: { code: (err as { code?: unknown }).code, message: (err as Error).message } }, 'cancel not carried out: Redis unavailable');
     res.setHeader('retry-after', '1');
+    if (err instanceof UpgradeRequiredError) {
+      // Nothing was done; a process of the newer version can do it.
+      layoutRefusal.note(err.held);
+      return sendError(res, 503, 'UPGRADE_REQUIRED', err.message);
+    }
+    ctx.logger.warn({ event: 'cancel_store_unavailable', err: { code: (err as { code?: unknown }).code, message: (err as Error).message } }, 'cancel not carried out: Redis unavailable');
     return sendError(res, 503, 'STORE_UNAVAILABLE', 'the cancel could not be carried out; retry (it is idempotent)');
   }
   for (const outcome of cancelOutcomeLabels(done)) ctx.metrics.cancellations.inc({ outcome });

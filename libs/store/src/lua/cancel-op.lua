@@ -9,6 +9,7 @@
     KEYS[3] journal stream of the operation's shard
     KEYS[4] active index of the operation's shard (recovery sweeper)
     KEYS[5] scheduled index of the operation's shard
+    KEYS[6] layout version of the operation's shard (include/layout.lua)
 
     ARGV[1] options (JSON, ScriptOptions['cancel-op'] in script-options.ts):
       now            ms
@@ -20,6 +21,7 @@
       journalMinId   journal MINID
 
   Output:
+    { "upgrade_required", held }  the shard holds another layout (include/layout.lua): nothing done
     { outcome, recipient, channel }, outcome one of
       cancelled          it was not being attempted: it never will be (journaled once)
       in_flight          an attempt holds it, or one may have reached a provider
@@ -28,8 +30,11 @@
       already_cancelled  cancelled before (nothing written)
       already_sent | already_dead | already_suppressed
 ]]
+--@include "include/layout.lua"
 --@include "include/journal.lua"
 --@include "include/retain.lua"
+local refusedBy = layoutRefusal(KEYS[6])
+if refusedBy then return { 'upgrade_required', refusedBy } end
 local opKey, lockKey, journalKey, indexKey, scheduledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local o = cjson.decode(ARGV[1])
 local now = o.now

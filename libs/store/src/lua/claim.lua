@@ -10,6 +10,7 @@
     KEYS[6] scheduled index of the operation's shard (op-schedule.lua)
     KEYS[7] the recipient's suppression copy in the operation's shard (suppression-copy.lua)
     KEYS[8] suppressed index of the operation's shard
+    KEYS[9] layout version of the operation's shard (include/layout.lua)
 
     ARGV[1] options (JSON, ScriptOptions['claim'] in script-options.ts):
       leaseMs       lease in ms
@@ -31,6 +32,7 @@
             sweeper can re-enqueue an operation whose job was lost
 
   Output:
+    { "upgrade_required", held }  the shard holds another layout (include/layout.lua): nothing done
     { "claimed", fence, previousStatus, attempts, lastProvider, externalId, limitBypass, cancelRequested, stopReason }
     { "duplicate", 0, "sent", attempts, provider, externalId, "", "", "" }   already sent
     { "terminal", 0, status, attempts, provider, "", "", "", "" }            dead, suppressed or cancelled
@@ -60,9 +62,12 @@
   Times come as decimal strings and counters are formatted with '%d' (see
   script-options.ts: a Lua number handed to redis.call costs a "%.17g").
 ]]
+--@include "include/layout.lua"
 --@include "include/terminal.lua"
 --@include "include/journal.lua"
 --@include "include/retain.lua"
+local refusedBy = layoutRefusal(KEYS[9])
+if refusedBy then return { 'upgrade_required', refusedBy } end
 local opKey, lockKey, journalKey, indexKey, dataKey, scheduledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local suppKey, suppressedKey = KEYS[7], KEYS[8]
 local o = cjson.decode(ARGV[1])

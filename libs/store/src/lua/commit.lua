@@ -11,6 +11,7 @@
     KEYS[5] active index of the operation's shard (recovery sweeper)
     KEYS[6] suppressed index of the operation's shard
     KEYS[7] operation data hash (large values: the stored deliver job, the last error's text)
+    KEYS[8] layout version of the operation's shard (include/layout.lua)
 
     ARGV[1] options (JSON, ScriptOptions['commit'] in script-options.ts); optional fields
             are left out when they do not apply:
@@ -39,6 +40,7 @@
   next claim reconciles, and ends it sent or cancelled.
 
   Output:
+    { "upgrade_required", held }  the shard holds another layout (include/layout.lua): nothing done
     { "ok", journalId }         journalId is '' when the outcome is not journaled
     { "stale", currentFence }   a newer claim exists: nothing was written
 
@@ -46,9 +48,12 @@
   so its id goes into the same HSET). Times come as decimal strings (see
   script-options.ts: a Lua number handed to redis.call costs a "%.17g").
 ]]
+--@include "include/layout.lua"
 --@include "include/retain.lua"
 --@include "include/terminal.lua"
 --@include "include/journal.lua"
+local refusedBy = layoutRefusal(KEYS[8])
+if refusedBy then return { 'upgrade_required', refusedBy } end
 local opKey, lockKey, journalKey, historyKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local indexKey, suppressedKey, dataKey = KEYS[5], KEYS[6], KEYS[7]
 local o = cjson.decode(ARGV[1])

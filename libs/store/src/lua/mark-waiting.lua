@@ -11,6 +11,7 @@
   Input:
     KEYS[1] operation state hash
     KEYS[2] journal stream of the operation's shard
+    KEYS[3] layout version of the operation's shard (include/layout.lua)
 
     ARGV[1] options (JSON, ScriptOptions['mark-waiting'] in script-options.ts):
       reason       why it waits (breaker_open, quiet_hours)
@@ -21,10 +22,14 @@
       journalMinId journal MINID
 
   Output:
+    { "upgrade_required", held }  the shard holds another layout (include/layout.lua): nothing done
     1 when recorded, 0 when the operation is terminal
 ]]
+--@include "include/layout.lua"
 --@include "include/terminal.lua"
 --@include "include/journal.lua"
+local refusedBy = layoutRefusal(KEYS[3])
+if refusedBy then return { 'upgrade_required', refusedBy } end
 local opKey, journalKey = KEYS[1], KEYS[2]
 local o = cjson.decode(ARGV[1])
 local h = redis.call('HMGET', opKey, 'status', 'waitingReason', 'waitingUntil', 'journalIds')

@@ -12,6 +12,7 @@
     KEYS[3] journal stream of the operation's shard
     KEYS[4] active index of the operation's shard (recovery sweeper)
     KEYS[5] scheduled index of the operation's shard
+    KEYS[6] layout version of the operation's shard (include/layout.lua)
 
     ARGV[1] options (JSON, ScriptOptions['op-schedule'] in script-options.ts):
       now            ms
@@ -24,10 +25,14 @@
     ARGV[2] the deliver job as JSON
 
   Output:
+    { "upgrade_required", held }  the shard holds another layout (include/layout.lua): nothing done
     1 when scheduled, 0 when the operation existed already
 ]]
+--@include "include/layout.lua"
 --@include "include/journal.lua"
 --@include "include/retain.lua"
+local refusedBy = layoutRefusal(KEYS[6])
+if refusedBy then return { 'upgrade_required', refusedBy } end
 local opKey, dataKey, journalKey, indexKey, scheduledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local o = cjson.decode(ARGV[1])
 if redis.call('EXISTS', opKey) == 1 then return 0 end

@@ -6,6 +6,7 @@
   Input:
     KEYS[1] operation state hash
     KEYS[2] waiting index of the operation's shard (sorted set, score = since)
+    KEYS[3] layout version of the operation's shard (include/layout.lua)
 
     ARGV[1] options (JSON, ScriptOptions['op-wait'] in script-options.ts):
       mode          set | clear
@@ -17,8 +18,12 @@
       messageKey, recipient, channel   set only (an operation never claimed yet)
 
   Output:
+    { "upgrade_required", held }  the shard holds another layout (include/layout.lua): nothing done
     1 when the mark changed, 0 otherwise (terminal operations are never marked)
 ]]
+--@include "include/layout.lua"
+local refusedBy = layoutRefusal(KEYS[3])
+if refusedBy then return { 'upgrade_required', refusedBy } end
 local o = cjson.decode(ARGV[1])
 local opKey, indexKey = KEYS[1], KEYS[2]
 if o.mode == 'clear' then

@@ -11,6 +11,7 @@
     KEYS[4] active index of the operation's shard (recovery sweeper)
     KEYS[5] suppressed index of the operation's shard
     KEYS[6] operation data hash (large values: the stored deliver job)
+    KEYS[7] layout version of the operation's shard (include/layout.lua)
 
     ARGV[1] options (JSON, ScriptOptions['replay'] in script-options.ts):
       now           ms
@@ -22,13 +23,17 @@
     ARGV[2] the deliver job as JSON (optional); kept when the state has none
 
   Output:
+    { "upgrade_required", held }  the shard holds another layout (include/layout.lua): nothing done
     { "replayed", journalId, fromStatus, replays }
     { "already_sent", provider, externalId }   nothing changed, nothing will be sent
     { "not_replayable", status }              still in progress (pending, sending, failed, in_doubt), or cancelled
     { "not_found" }                           no state (never claimed, or past retention)
 ]]
+--@include "include/layout.lua"
 --@include "include/terminal.lua"
 --@include "include/journal.lua"
+local refusedBy = layoutRefusal(KEYS[7])
+if refusedBy then return { 'upgrade_required', refusedBy } end
 local opKey, journalKey, historyKey, indexKey, suppressedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local dataKey = KEYS[6]
 local o = cjson.decode(ARGV[1])

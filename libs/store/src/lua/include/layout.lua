@@ -1,0 +1,12 @@
+-- The layout version this script was written for (libs/store/src/layout.ts,
+-- LAYOUT_VERSION; a test keeps the two equal). A script that changes an
+-- operation's state acts only on a shard stamped with it, or with none yet (no
+-- process of another version has started on this Redis): a shard stamped by a
+-- newer process holds data this script may misread, so it answers
+-- { 'upgrade_required', held } and writes nothing.
+local LAYOUT = '1'
+local function layoutRefusal(key)
+  local held = redis.call('GET', key)
+  if held and held ~= LAYOUT then return held end
+  return nil
+end
