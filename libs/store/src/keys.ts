@@ -204,16 +204,6 @@ export class KeyBuilder {
     return this.suppressionExpiry(this.shard(sha256Hex(recipient)));
   }
 
-  /**
-   * One index of every recipient with a suppression or an opt-out, in a slot
-   * of its own. Only read: a store written before the per-shard indexes may
-   * still hold it, and its recipients must stay listed, so the first listing
-   * moves them into the per-shard indexes and empties it (SuppressionList).
-   */
-  legacySuppressionIndex(): string {
-    return `${this.prefix}:suppressions`;
-  }
-
   /** Every change of a suppression or an opt-out: who, when, what (a stream, trimmed by retention). */
   suppressionAudit(): string {
     return `${this.prefix}:suppaudit`;
@@ -327,17 +317,6 @@ export class KeyBuilder {
    */
   message(messageKey: string): string {
     return `${this.tagged(messageKey)}:msg:${messageKey}`;
-  }
-
-  /**
-   * A set of the operation keys a message fanned out to, one key per message
-   * (dearer than fields of the message record, which is why nothing writes it).
-   * Only read: a store written before the fan-out moved into the message record
-   * may still hold such sets, and their messages must show their operations
-   * until they expire (retention).
-   */
-  messageOps(messageKey: string): string {
-    return `${this.tagged(messageKey)}:msgops:${messageKey}`;
   }
 
   /** Per-recipient rate-limit window (a sorted set of operation keys by time). */

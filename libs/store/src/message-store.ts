@@ -156,15 +156,11 @@ export class MessageStore {
   }
 
   async get(messageKey: string): Promise<MessageRecord | null> {
-    const [h, formerOps] = await Promise.all([
-      this.redis.hgetall(this.keys.message(messageKey)),
-      // The former layout kept them in a set of their own (KeyBuilder.messageOps).
-      this.redis.smembers(this.keys.messageOps(messageKey)),
-    ]);
+    const h = await this.redis.hgetall(this.keys.message(messageKey));
     if (!h || Object.keys(h).length === 0) return null;
     const via: Record<string, number> = {};
     const viaFirstAt: Record<string, number> = {};
-    const operations = new Set(formerOps);
+    const operations = new Set<string>();
     const digests: MessageDigest[] = [];
     for (const [field, value] of Object.entries(h)) {
       if (field.startsWith('via:')) via[field.slice(4)] = Number(value);

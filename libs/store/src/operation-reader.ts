@@ -16,9 +16,7 @@ import {
 /**
  * Typed reads of operations. The sweeper, replay and the lists read through
  * these instead of the hash's fields, so the layout stays the store's own.
- * Every read of an operation's data hash (`KeyBuilder.opData`) also looks at the
- * state hash's field of the same name: records written before the large values
- * moved out keep them there until they expire. The two hashes of one operation
+ * The state hash and the data hash (`KeyBuilder.opData`) of one operation
  * share its slot, so their reads go in one pipeline on a cluster too.
  */
 export class OperationReader {
@@ -45,14 +43,7 @@ export class OperationReader {
 
   /** The deliver job kept at the first claim (parsed JSON, unvalidated); undefined when none. */
   async storedJob(operationKey: string): Promise<unknown> {
-    const [[dataErr, job], [stateErr, formerJob]] = (await this.redis
-      .pipeline()
-      .hget(this.keys.opData(operationKey), 'job')
-      .hget(this.keys.op(operationKey), 'job')
-      .exec()) as [[Error | null, string | null], [Error | null, string | null]];
-    if (dataErr) throw dataErr;
-    if (stateErr) throw stateErr;
-    return decodeStoredJob(job ?? formerJob);
+    return decodeStoredJob(await this.redis.hget(this.keys.opData(operationKey), 'job'));
   }
 
   /** Status, stored job and lock TTL of several operations, in one round trip. */
@@ -61,24 +52,22 @@ export class OperationReader {
     const replies = await execAcrossSlots(
       this.redis,
       operationKeys.flatMap((key) => [
-        (p: ChainableCommander) => p.hmget(this.keys.op(key), 'status', 'job'),
+        (p: ChainableCommander) => p.hget(this.keys.op(key), 'status'),
         (p: ChainableCommander) => p.hget(this.keys.opData(key), 'job'),
         (p: ChainableCommander) => p.pttl(this.keys.lock(key)),
       ]),
     );
     return operationKeys.map((operationKey, i) => {
-      const [hashErr, fields] = replies[3 * i] ?? [null, null];
-      const [dataErr, dataJob] = replies[3 * i + 1] ?? [null, null];
+      const [hashErr, status] = replies[3 * i] ?? [null, null];
+      const [dataErr, job] = replies[3 * i + 1] ?? [null, null];
       const [ttlErr, ttl] = replies[3 * i + 2] ?? [null, -2];
       if (hashErr) throw hashErr;
       if (dataErr) throw dataErr;
       if (ttlErr) throw ttlErr;
-      const [status, formerJob] = (fields as (string | null)[] | null) ?? [];
-      const job = (dataJob as string | null) ?? formerJob;
       return {
         operationKey,
         ...(status ? { status: status as OperationProbe['status'] } : {}),
-        ...(job ? { job: decodeStoredJob(job) } : {}),
+        ...(job ? { job: decodeStoredJob(job as string) } : {}),
         lockTtlMs: Number(ttl ?? -2),
       };
     });

@@ -4,8 +4,6 @@ import type { OperationStatus } from '@singleshot/core';
 // its large values (`KeyBuilder.opData`: the stored job, the last error's text) and
 // the history list (`KeyBuilder.history`). Only the store reads or writes their
 // fields (docs/architecture.md, "Key layout"); everybody else gets these types.
-// Records written before the large values moved out keep `job` and `lastError` in
-// the state hash until they expire; the decoders read either place.
 
 /** What a commit records as the outcome of an attempt. */
 export type CommitOutcome = 'sent' | 'in_doubt' | 'failed' | 'dead' | 'suppressed' | 'released' | 'cancelled';
@@ -126,7 +124,7 @@ export function decodeOperation(operationKey: string, h: Record<string, string>,
     owner: str(h.owner),
     reason: str(h.reason),
     lastErrorCode: str(h.lastErrorCode),
-    lastError: str(lastError) ?? str(h.lastError),
+    lastError: str(lastError),
     createdAt: num(h.createdAt),
     updatedAt: num(h.updatedAt),
     sentAt: num(h.sentAt) ?? (h.status === 'sent' ? num(h.updatedAt) : undefined),
@@ -161,14 +159,11 @@ export function decodeStoredJob(raw: string | null | undefined): unknown {
 
 /**
  * Decodes HMGET of SUMMARY_FIELDS on the state hash, with the last error's text
- * from the data hash (`lastError`). The state hash's own `lastError` is read
- * when the data hash has none: records written before the text moved to the
- * data hash keep it there until they expire, and an operator reading one must
- * still see why it failed.
+ * from the data hash (`lastError`).
  */
 export function decodeSummary(operationKey: string, fields: (string | null)[], dataLastError?: string | null): OperationSummary {
-  const [status, recipient, channel, reason, stateLastError] = fields;
-  const lastError = str(dataLastError) ?? str(stateLastError);
+  const [status, recipient, channel, reason] = fields;
+  const lastError = str(dataLastError);
   return {
     operationKey,
     ...(str(status) ? { status: status as OperationStatus } : {}),
@@ -179,5 +174,5 @@ export function decodeSummary(operationKey: string, fields: (string | null)[], d
   };
 }
 
-/** The HMGET field list `decodeSummary` reads from the state hash, in its order (`lastError`: the former layout). */
-export const SUMMARY_FIELDS = ['status', 'recipient', 'channel', 'reason', 'lastError'] as const;
+/** The HMGET field list `decodeSummary` reads from the state hash, in its order. */
+export const SUMMARY_FIELDS = ['status', 'recipient', 'channel', 'reason'] as const;

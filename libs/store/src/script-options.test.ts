@@ -70,7 +70,7 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
   'mutex-release': { owner: 'w' },
   'layout-stamp': { version: '1' },
   'op-schedule': { now: '1', dueAt: '2', sweepAt: '3', reason: 'send_at', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
-  'suppression-write': { mode: 'add', now: '1', recipient: 'r', listedAt: '1', field: 's|email|*', value: '{}', optOuts: ['p|email|news'], detail: '{}' },
+  'suppression-write': { mode: 'add', now: '1', recipient: 'r', field: 's|email|*', value: '{}', optOuts: ['p|email|news'], detail: '{}' },
   'suppression-page': { now: '1', count: 10, score: '1', recipient: 'r' },
   'suppression-copy': { set: ['s|email|*', ''], remove: [], version: '1' },
   'rate-limit': { now: '1', windowStart: '0', windowMs: '1', max: 1, operationKey: 'k', force: false },

@@ -150,12 +150,10 @@ export interface ScriptOptions {
     journalMinId: Decimal;
   };
   'suppression-write': {
-    mode: 'add' | 'remove' | 'preferences' | 'opt-out' | 'reindex';
+    mode: 'add' | 'remove' | 'preferences' | 'opt-out';
     now: Decimal;
     /** The index member (the record key is its hash). */
     recipient: string;
-    /** With reindex: when the recipient went onto the list. */
-    listedAt?: Decimal;
     field?: string;
     value?: string;
     optOuts?: string[];

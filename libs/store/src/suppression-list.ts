@@ -2,7 +2,6 @@ import type { RedisClient } from './connection';
 import type { KeyBuilder } from './keys';
 import { decimal } from './script-options';
 import { runScript } from './scripts';
-import { recordKeys } from './suppressions';
 
 /** A place in the suppression list: a recipient and when they went onto it (the index's order). */
 export interface SuppressionListPosition {
@@ -18,8 +17,6 @@ export interface SuppressionListPage {
   next: SuppressionListPosition | null;
 }
 
-/** Recipients of the former index moved per step of its migration. */
-const MIGRATION_BATCH = 500;
 
 interface ShardPage {
   entries: SuppressionListPosition[];
@@ -54,7 +51,6 @@ export class SuppressionList {
 
   /** Up to `limit` recipients after `after` (absent: from the newest). */
   async page(limit: number, after?: SuppressionListPosition): Promise<SuppressionListPage> {
-    await this.migrate();
     const shards = await Promise.all(Array.from({ length: this.keys.shards }, (_, shard) => this.shardPage(shard, limit, after)));
     const all = shards.flatMap((s) => s.entries).sort(newerFirst);
     const recipients = all.slice(0, limit);
@@ -80,40 +76,5 @@ export class SuppressionList {
       if (entries.length >= limit) return { entries, more: true };
       cursor = { at: Number(lastScore), recipient: lastRecipient };
     }
-  }
-
-  /**
-   * Moves the single index `legacySuppressionIndex()` names into the per-shard
-   * ones (each recipient placed by its record, at the time that index had),
-   * then deletes it. Each batch is indexed again after it left the single
-   * index: a process that still writes there changes a record before its
-   * entry, so the second pass sees the change, and its entry stays for the
-   * next listing when it came after the removal.
-   */
-  private async migrate(): Promise<void> {
-    const legacy = this.keys.legacySuppressionIndex();
-    for (;;) {
-      const flat = await this.redis.zrange(legacy, 0, MIGRATION_BATCH - 1, 'WITHSCORES');
-      if (flat.length === 0) return;
-      const batch: SuppressionListPosition[] = [];
-      for (let i = 0; i + 1 < flat.length; i += 2) batch.push({ recipient: flat[i] as string, at: Number(flat[i + 1]) });
-      await this.reindex(batch);
-      await this.redis.zrem(legacy, ...batch.map((b) => b.recipient));
-      await this.reindex(batch);
-    }
-  }
-
-  private async reindex(batch: readonly SuppressionListPosition[]): Promise<void> {
-    const now = decimal(this.now());
-    await Promise.all(
-      batch.map(({ recipient, at }) =>
-        runScript(this.redis, 'suppression-write', recordKeys(this.keys, recipient), {
-          mode: 'reindex',
-          now,
-          recipient,
-          listedAt: decimal(at),
-        }),
-      ),
-    );
   }
 }

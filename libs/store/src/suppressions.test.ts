@@ -218,17 +218,4 @@ describe('the suppression list', () => {
     // Newest on the list first: the initial ones in reverse order of their addition.
     expect(seen.filter((r) => initial.includes(r))).toEqual(seen.filter((r) => initial.includes(r)).sort().reverse());
   });
-
-  it('moves the former single index into the shards on the first page, in its order, and deletes it', async () => {
-    const { keys, supp, list } = setup('sl5');
-    await supp.add(bounce('a@x.test'));
-    await supp.add(bounce('b@x.test'));
-    await supp.setOptOuts('c@x.test', [{ channel: 'email' }], 'api');
-    // As the former layout left them: one index, nothing per shard, and a recipient whose suppression was removed.
-    for (const shard of keys.allSuppressionIndexes()) await redis.del(shard);
-    await redis.zadd(keys.legacySuppressionIndex(), 3, 'a@x.test', 1, 'b@x.test', 2, 'c@x.test', 4, 'gone@x.test');
-    expect(await readAll(list, 2)).toEqual(['a@x.test', 'c@x.test', 'b@x.test']);
-    expect(await redis.exists(keys.legacySuppressionIndex())).toBe(0);
-    expect(await redis.zscore(keys.suppressionIndexOf('a@x.test'), 'a@x.test')).toBe('3');
-  });
 });

@@ -11,10 +11,9 @@
     KEYS[3] the expiry index of the same shard (recipients whose every entry expires, by when the last one does)
 
     ARGV[1] options (JSON, ScriptOptions['suppression-write'] in script-options.ts):
-      mode      add | remove | preferences | opt-out | reindex
+      mode      add | remove | preferences | opt-out
       now       ms since the epoch: what has expired, and when a recipient goes onto the list
       recipient the index member
-      listedAt  with reindex: when the recipient went onto the list (the former index's score)
       field     with add and remove: `s|<channel>|<category or *>` or `p|…`
       value     with add: the entry (JSON: reason, origin, by, at, expiresAt)
       optOuts   with preferences: every `p|…` field the recipient opts out of now
@@ -30,8 +29,7 @@
     remove: 0 when there was none;
     preferences: version is the new opt-out version, the removed fields follow;
     opt-out: changed is 0 when the recipient had opted out so already (the
-    version is then unchanged): one step, so a concurrent PUT is never lost;
-    reindex: only the index (a recipient the migration takes from the single index).
+    version is then unchanged): one step, so a concurrent PUT is never lost.
 
   The index: a recipient with an opt-out or a suppression that holds is on it
   (ZADD NX: the score stays while they stay on), one with nothing left leaves
@@ -76,10 +74,7 @@ local function reindex(listedAt)
 end
 
 local out
-if o.mode == 'reindex' then
-  reindex(o.listedAt)
-  return { 1, redis.call('HGET', key, 'pv') or '0' }
-elseif o.mode == 'add' then
+if o.mode == 'add' then
   local changed = redis.call('HSETNX', key, o.field, o.value)
   if changed == 0 then
     local e = cjson.decode(redis.call('HGET', key, o.field)).expiresAt
