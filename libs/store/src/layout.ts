@@ -26,9 +26,10 @@ export async function checkLayout(redis: RedisClient, keys: KeyBuilder, known: n
   const layouts = keys.allLayouts();
   const found = await Promise.all(layouts.map((key) => redis.get(key)));
   refuseUnknown(found.filter((v): v is string => v !== null), keys.prefix, known);
-  if (!found.includes(null)) return;
+  const missing = layouts.filter((_, i) => found[i] === null);
+  if (missing.length === 0) return;
   // Stamped in a script, so a process of another version stamping at the same moment is read, never overwritten.
-  const held = (await Promise.all(layouts.map((key) => runScript(redis, 'layout-stamp', [key], { version: String(known) })))).map(String);
+  const held = (await Promise.all(missing.map((key) => runScript(redis, 'layout-stamp', [key], { version: String(known) })))).map(String);
   refuseUnknown(held, keys.prefix, known);
 }
 
