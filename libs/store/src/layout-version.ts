@@ -1,12 +1,12 @@
 import { SingleshotError } from '@singleshot/core';
 
 /**
- * The version of the key and field layout this code reads and writes. It goes
- * up by one with every change a process of the previous version would misread
- * (a new status, a field with a new meaning), and each step up is a numbered
- * migration with its own test. Kept in Redis, one copy per shard (BullMQ keeps
- * its version in the queue's `meta`), so a process never acts on a layout it
- * does not know. lua/include/layout.lua holds the same number.
+ * The version of the key and field layout this code reads and writes. A
+ * process must never act on data it would misread (a status it does not know,
+ * a field with another meaning), so the layout it was written for is named
+ * here and kept in Redis, one copy per shard (BullMQ keeps its version in the
+ * queue's `meta`); a new version comes with a numbered migration and its test.
+ * lua/include/layout.lua holds the same number.
  */
 export const LAYOUT_VERSION = 1;
 

@@ -1,8 +1,8 @@
 --[[
   Read the layout version a shard's keys were written for, stamping ours on a
-  shard that holds none yet (a new Redis, or one written before the layout was
-  kept). Never lowers or raises a version that is there: moving from one layout
-  to the next is a numbered migration, not a start-up side effect.
+  shard that holds none yet. Never lowers or raises a version that is there:
+  moving from one layout to the next is a numbered migration, not a start-up
+  side effect.
 
   Input:
     KEYS[1] the shard's layout key

@@ -1,5 +1,5 @@
--- The layout version this script was written for (libs/store/src/layout.ts,
--- LAYOUT_VERSION; a test keeps the two equal). A script that changes an
+-- The layout version this script was written for (LAYOUT_VERSION in
+-- libs/store/src/layout-version.ts; a test keeps the two equal). A script that changes an
 -- operation's state acts only on a shard stamped with it, or with none yet (no
 -- process of another version has started on this Redis): a shard stamped by a
 -- newer process holds data this script may misread, so it answers
