@@ -1,16 +1,18 @@
 import type { OperationRecord } from '@singleshot/store';
 import { formatTime } from './format';
 
-type Lifecycle = Pick<OperationRecord, 'status' | 'scheduledFor' | 'scheduleReason' | 'cancelRequested' | 'cancelReason' | 'cancelledBy' | 'waitingReason' | 'waitingUntil'>;
+type Lifecycle = Pick<OperationRecord, 'status' | 'scheduledFor' | 'scheduleReason' | 'cancelRequested' | 'cancelReason' | 'cancelledBy' | 'waitingReason' | 'waitingUntil' | 'waitingFor' | 'waitingSince'>;
 
 /**
  * An operation's status in one cell, with what it waits for: its due time
- * when scheduled, a cancel asked for while an attempt was in flight, the end
- * of its quiet hours. `messages show` lists operations by it.
+ * when scheduled, a cancel asked for while an attempt was in flight, its
+ * waiting mark (a document since when; quiet hours or a breaker until when).
+ * `messages show` and `ops show` list operations by it.
  */
 export function statusText(op: Lifecycle): string {
   if (op.status === 'scheduled') return `scheduled for ${formatTime(op.scheduledFor)}`;
   if (op.cancelRequested !== undefined && op.status !== 'cancelled') return `${op.status}, cancel requested`;
+  if (op.waitingFor) return `${op.status}, waiting for ${op.waitingFor} since ${formatTime(op.waitingSince)}`;
   if (op.waitingReason) return `${op.status}, ${op.waitingReason} until ${formatTime(op.waitingUntil)}`;
   return op.status;
 }

@@ -248,7 +248,7 @@ describe('circuit breaker in the chain', () => {
     const a = provider('a');
     const registry = breakers(now, 1, 5000);
     const waits: string[] = [];
-    const d = deps([a], { breakers: registry, now, waiting: { wait: async (j, reason) => void waits.push(`${j.operationKey}:${reason}`) } });
+    const d = deps([a], { breakers: registry, now, waiting: { wait: async (j, w) => (waits.push(`${j.operationKey}:${w.reason}`), true) } });
     // The trial hangs until released, so the others meet a trial in flight.
     let release!: () => void;
     a.script.push('refused', () => new Promise<string>((r) => (release = () => r('a-trial'))));

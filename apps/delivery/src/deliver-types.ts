@@ -1,5 +1,5 @@
-import type { AnyErrorCode, DeadReason, OperationStatus, SuppressReason } from '@singleshot/core';
-import type { DocumentStateStore, OperationStore, RateLimiter } from '@singleshot/store';
+import type { AnyErrorCode, DeadReason, DeliverJobData, OperationStatus, SuppressReason } from '@singleshot/core';
+import type { DocumentStateStore, OperationStore, RateLimiter, WaitInput } from '@singleshot/store';
 import type { DocumentStore } from '@singleshot/documents';
 import type { DeadJobData } from '@singleshot/queues';
 import type { BreakerRegistry, Provider } from '@singleshot/providers';
@@ -23,7 +23,7 @@ export interface RecipientLimits {
 
 /** What delivery needs for operations with documents. */
 export interface DocumentDeps {
-  state: Pick<DocumentStateStore, 'statuses' | 'markWaiting' | 'clearWaiting'>;
+  state: Pick<DocumentStateStore, 'statuses'>;
   store: Pick<DocumentStore, 'get'>;
   /** Larger documents go out as links. */
   maxAttachmentBytes: number;
@@ -82,12 +82,9 @@ export interface DeliverDeps {
   random?: () => number;
 }
 
-/** Why an operation waits without being claimed. */
-export type WaitReason = 'breaker_open' | 'quiet_hours';
-
-/** Where waiting operations are made visible. */
+/** Where waiting operations are made visible: the operation's waiting mark (OperationStore.wait) and the gauge. True when a new wait began. */
 export interface WaitingPort {
-  wait(job: Pick<import('@singleshot/core').DeliverJobData, 'operationKey' | 'messageKey' | 'recipient' | 'channel'>, reason: WaitReason, untilMs: number): Promise<void>;
+  wait(job: Pick<DeliverJobData, 'operationKey' | 'messageKey' | 'recipient' | 'channel'>, wait: WaitInput): Promise<boolean>;
 }
 
 /** What one call of the deliver handler came to (the worker reschedules `retry` and `conflict`). */

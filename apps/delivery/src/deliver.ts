@@ -29,7 +29,7 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
   if (job.quietHours) {
     const until = quietUntil(job.quietHours, now());
     if (until !== undefined) {
-      await deps.waiting?.wait(job, 'quiet_hours', until);
+      await deps.waiting?.wait(job, { reason: 'quiet_hours', untilMs: until });
       return { kind: 'waiting', delayMs: Math.max(1, until - now()), reason: 'quiet_hours', waitingFor: 'quiet_hours' };
     }
   }
@@ -56,7 +56,7 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
   const gate = passBreakers(job.channel, deps);
   if (gate.kind === 'wait') {
     const delayMs = gate.delayMs + Math.floor((deps.random ?? Math.random)() * 250);
-    await deps.waiting?.wait(job, 'breaker_open', now() + delayMs);
+    await deps.waiting?.wait(job, { reason: 'breaker_open', untilMs: now() + delayMs });
     return { kind: 'retry', delayMs, reason: 'breaker_open' };
   }
   const trial = gate.trial;

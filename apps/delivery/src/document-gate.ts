@@ -14,17 +14,16 @@ export type DocumentGate =
   | { kind: 'waiting'; waitingFor: string; documentKey: string; status: string }
   | { kind: 'failed'; error: ErrorInfo };
 
-/** Reads the state of every document the operation needs (one round trip) and clears a stale waiting mark. */
+/**
+ * Reads the state of every document the operation needs (one round trip). A
+ * waiting mark left from an earlier look is cleared by the claim that follows.
+ */
 export async function checkDocuments(job: DeliverJobData & { documents: DocumentRef[] }, deps: DocumentDeps): Promise<DocumentGate> {
-  const { waitingMark, documents } = await deps.state.statuses(
-    job.documents.map((d) => d.documentKey),
-    job.operationKey,
-  );
+  const documents = await deps.state.statuses(job.documents.map((d) => d.documentKey));
   const ready: { ref: DocumentRef; stored: StoredDocument }[] = [];
   for (const [i, doc] of documents.entries()) {
     const ref = job.documents[i] as DocumentRef;
     if (doc.status === 'dead') {
-      if (waitingMark) await deps.state.clearWaiting(job.operationKey);
       return {
         kind: 'failed',
         error: { code: 'DOCUMENT_FAILED' satisfies ErrorCode, message: `document "${ref.name}" could not be generated: ${doc.error?.code ?? 'error'}: ${doc.error?.message ?? ''}`.slice(0, 2000) },
@@ -33,7 +32,6 @@ export async function checkDocuments(job: DeliverJobData & { documents: Document
     if (doc.status !== 'stored' || !doc.stored) return { kind: 'waiting', waitingFor: `document:${ref.name}`, documentKey: ref.documentKey, status: doc.status };
     ready.push({ ref, stored: doc.stored });
   }
-  if (waitingMark) await deps.state.clearWaiting(job.operationKey);
   return { kind: 'ready', documents: ready };
 }
 

@@ -65,7 +65,7 @@ export async function finish(a: ClaimedAttempt, ending: Ending): Promise<Deliver
       const delayMs = ending.delayMs ?? RELEASE_DELAY_MS;
       if ((await commit(a, 'released', { releaseTo, refundAttempt: true, nextAttemptAt: a.now() + delayMs })) === 'stale') return stale(a, ending.provider);
       count(a, 'released', ending.provider);
-      if (ending.reason === 'breaker_open') await a.deps.waiting?.wait(a.job, 'breaker_open', a.now() + delayMs);
+      if (ending.reason === 'breaker_open') await a.deps.waiting?.wait(a.job, { reason: 'breaker_open', untilMs: a.now() + delayMs });
       return { kind: 'retry', delayMs, reason: ending.reason };
     }
     case 'cancelled': {
@@ -134,23 +134,17 @@ function superseded(a: ClaimedAttempt, outcome: CommitInput['outcome'], currentF
  */
 export async function waitForDocument(
   job: DeliverJobData,
-  deps: Pick<DeliverDeps, 'logger' | 'random'> & { documents: DocumentDeps },
+  deps: Pick<DeliverDeps, 'logger' | 'random' | 'waiting' | 'now'> & { documents: DocumentDeps },
   waitingFor: string,
   documentKey: string,
   status: string,
 ): Promise<DeliverOutcome> {
-  const marked = await deps.documents.state.markWaiting({
-    operationKey: job.operationKey,
-    waitingFor,
-    waitingKey: documentKey,
-    messageKey: job.messageKey,
-    recipient: job.recipient,
-    channel: job.channel,
-  });
+  const poll = deps.documents.waitPollMs;
+  const delayMs = poll + Math.floor((deps.random ?? Math.random)() * Math.min(250, poll));
+  const untilMs = (deps.now ?? Date.now)() + delayMs;
+  const marked = await deps.waiting?.wait(job, { reason: 'document', untilMs, waitingFor, waitingKey: documentKey });
   if (marked) {
     deps.logger.info({ event: 'operation_waiting', operationKey: job.operationKey, messageKey: job.messageKey, waitingFor, documentStatus: status }, 'operation waits for its document');
   }
-  const poll = deps.documents.waitPollMs;
-  const delayMs = poll + Math.floor((deps.random ?? Math.random)() * Math.min(250, poll));
   return { kind: 'waiting', delayMs, reason: 'document', waitingFor };
 }

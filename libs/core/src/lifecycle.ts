@@ -14,7 +14,7 @@ export type LifecycleFrom = OperationStatus | 'absent';
 
 /**
  * The steps that change an operation's status, each one script: `schedule`
- * (op-schedule), `wait` (mark-waiting, op-wait), `claim`, the commit of each
+ * (op-schedule), `wait` (op-wait), `claim`, the commit of each
  * outcome (`release_*`: handed back before a call, to that status), `cancel`
  * (cancel-op) and `replay`.
  */

@@ -10,6 +10,19 @@ export type OperationStatus = (typeof OPERATION_STATUSES)[number];
 
 export const TERMINAL_STATUSES: readonly OperationStatus[] = ['sent', 'dead', 'suppressed', 'cancelled'];
 
+/**
+ * Why an operation that has not ended is not attempted now, and comes back at
+ * a known time: `scheduled` (its send-at time, status `scheduled`),
+ * `quiet_hours`, `breaker_open` (every provider of its channel behind an open
+ * circuit breaker), `document` (a document it needs is not stored yet). No
+ * wait is an attempt.
+ */
+export const WAIT_REASONS = ['scheduled', 'quiet_hours', 'breaker_open', 'document'] as const;
+export type WaitReason = (typeof WAIT_REASONS)[number];
+
+/** The waits kept as a mark on a pending operation (op-wait): all but `scheduled`, which is a status of its own. */
+export type WaitMark = Exclude<WaitReason, 'scheduled'>;
+
 /** What ingest hands to the decision stage (the payload of a decide job). */
 export interface EventInput {
   kind: 'event';

@@ -76,7 +76,7 @@ export class Cancellations {
     const [outcome, recipient, channel] = (await runScript(
       this.redis,
       'cancel-op',
-      [k.op(op.operationKey), k.lock(op.operationKey), k.journalOf(op.operationKey), k.activeIndexOf(op.operationKey), k.scheduledIndexOf(op.operationKey), k.layoutOf(op.operationKey)],
+      [k.op(op.operationKey), k.lock(op.operationKey), k.journalOf(op.operationKey), k.activeIndexOf(op.operationKey), k.scheduledIndexOf(op.operationKey), k.waitingIndexOf(op.operationKey), k.layoutOf(op.operationKey)],
       {
         now: decimal(now),
         operationKey: op.operationKey,

@@ -141,23 +141,14 @@ export class DocumentStateStore {
     return kind === 'replayed' && job ? { job, round: Number(round) } : null;
   }
 
-  /**
-   * Statuses of an operation's documents in one round trip (the delivery's
-   * gate), and whether the operation carries a waiting mark to clear.
-   */
-  async statuses(
-    documentKeys: string[],
-    operationKey: string,
-  ): Promise<{ waitingMark: boolean; documents: { status: DocumentStatus; stored?: StoredDocument; error?: { code: string; message: string } }[] }> {
+  /** Statuses of an operation's documents in one round trip (the delivery's gate). */
+  async statuses(documentKeys: string[]): Promise<{ status: DocumentStatus; stored?: StoredDocument; error?: { code: string; message: string } }[]> {
     const pipeline = this.redis.pipeline();
     for (const key of documentKeys) {
       pipeline.hmget(this.keys.doc(key), 'status', 'checksum', 'storeKey', 'size', 'fileName', 'contentType', 'lastErrorCode', 'lastError');
     }
-    pipeline.hexists(this.keys.op(operationKey), 'waitingFor');
     const results = (await pipeline.exec()) ?? [];
-    const mark = results.pop();
-    if (mark?.[0]) throw mark[0];
-    const documents = results.map(([err, row]) => {
+    return results.map(([err, row]) => {
       if (err) throw err;
       const [status, checksum, storeKey, size, fileName, contentType, code, message] = (row as (string | null)[]).map((v) => v ?? '');
       const s = (status || 'pending') as DocumentStatus;
@@ -165,7 +156,6 @@ export class DocumentStateStore {
       if (s === 'dead' || s === 'failed') return { status: s, error: { code: code || 'DOCUMENT_FAILED', message: message ?? '' } };
       return { status: s };
     });
-    return { waitingMark: Number(mark?.[1] ?? 0) === 1, documents };
   }
 
   async get(documentKey: string): Promise<DocumentRecord | null> {
@@ -189,31 +179,6 @@ export class DocumentStateStore {
       journalIds: h.journalIds ? h.journalIds.split(',') : [],
       job: str(h.job),
     };
-  }
-
-  /** Marks an operation as waiting for something (visible, never an attempt), or clears the mark. */
-  async markWaiting(input: { operationKey: string; waitingFor: string; waitingKey: string; messageKey: string; recipient: string; channel: string }): Promise<boolean> {
-    const changed = await runScript(
-      this.redis,
-      'op-wait',
-      [this.keys.op(input.operationKey), this.keys.waitingIndexOf(input.operationKey), this.keys.layoutOf(input.operationKey)],
-      {
-        mode: 'set',
-        operationKey: input.operationKey,
-        now: decimal(this.now()),
-        waitingFor: input.waitingFor,
-        waitingKey: input.waitingKey,
-        retentionMs: decimal(this.options.retentionMs),
-        messageKey: input.messageKey,
-        recipient: input.recipient,
-        channel: input.channel,
-      },
-    );
-    return Number(changed) === 1;
-  }
-
-  async clearWaiting(operationKey: string): Promise<void> {
-    await runScript(this.redis, 'op-wait', [this.keys.op(operationKey), this.keys.waitingIndexOf(operationKey), this.keys.layoutOf(operationKey)], { mode: 'clear', operationKey, now: decimal(this.now()) });
   }
 
   /** How many operations wait, over every shard (the waiting gauge). */

@@ -1,4 +1,4 @@
-import type { OperationStatus } from '@singleshot/core';
+import type { OperationStatus, WaitMark } from '@singleshot/core';
 
 // The operation's data as the store hands it out: the state hash (`KeyBuilder.op`),
 // its large values (`KeyBuilder.opData`: the stored job, the last error's text) and
@@ -63,14 +63,16 @@ export interface OperationRecord {
   replays: number;
   replayedBy?: string;
   replayedAt?: number;
-  /** What it waits for before it may be sent (e.g. `document:purchase-order`), and since when. */
-  waitingFor?: string;
-  /** The key of what it waits for (the document key). */
-  waitingKey?: string;
+  /**
+   * Set while it waits without a claim (op-wait.lua; the claim or a cancel
+   * clears it): why (a `WaitMark`), since when, and until when it is looked at again.
+   */
+  waitingReason?: WaitMark;
   waitingSince?: number;
-  /** Set while it waits without a claim (every provider behind an open breaker): why, and until when. */
-  waitingReason?: string;
   waitingUntil?: number;
+  /** A wait for a document: what (e.g. `document:purchase-order`) and the document's key. */
+  waitingFor?: string;
+  waitingKey?: string;
   /** A `scheduled` operation: when it is due (ms), and why it waits (`send_at`, `delay`); gone once claimed. */
   scheduledFor?: number;
   scheduleReason?: string;
@@ -135,7 +137,7 @@ export function decodeOperation(operationKey: string, h: Record<string, string>,
     waitingFor: str(h.waitingFor),
     waitingKey: str(h.waitingKey),
     waitingSince: num(h.waitingSince),
-    waitingReason: str(h.waitingReason),
+    waitingReason: str(h.waitingReason) as WaitMark | undefined,
     waitingUntil: num(h.waitingUntil),
     scheduledFor: num(h.scheduledFor),
     scheduleReason: str(h.scheduleReason),

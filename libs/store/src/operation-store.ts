@@ -1,5 +1,5 @@
 import type { RedisClient } from './connection';
-import type { AnyErrorCode, OperationStatus } from '@singleshot/core';
+import type { AnyErrorCode, OperationStatus, WaitMark } from '@singleshot/core';
 import type { KeyBuilder } from './keys';
 import { OperationReader } from './operation-reader';
 import type { AttemptRecord, CommitOutcome } from './operation-record';
@@ -51,6 +51,14 @@ export interface CommitInput {
   history?: AttemptRecord | AttemptRecord[];
   /** When the next attempt is due (failed, in_doubt, released); the sweeper looks after that. Default now. */
   nextAttemptAt?: number;
+}
+
+/** A wait to mark (OperationStore.wait): why, until when, and for a document what and which key it waits for. */
+export interface WaitInput {
+  reason: WaitMark;
+  untilMs: number;
+  waitingFor?: string;
+  waitingKey?: string;
 }
 
 export type CommitResult = { kind: 'ok'; journalId: string } | { kind: 'stale'; currentFence: string };
@@ -113,6 +121,7 @@ export class OperationStore extends OperationReader {
         k.scheduledIndexOf(input.operationKey),
         k.suppressionCopyOf(input.operationKey, input.recipient),
         k.suppressedIndexOf(input.operationKey),
+        k.waitingIndexOf(input.operationKey),
         k.layoutOf(input.operationKey),
       ],
       {
@@ -235,14 +244,23 @@ export class OperationStore extends OperationReader {
   }
 
   /**
-   * Records that an operation waits without a claim (`reason`, until
-   * `untilMs`), for `ops show`; never an attempt. False when it is terminal.
+   * Marks an operation as waiting without a claim (`reason`, until `untilMs`;
+   * for a document, what and which key it waits for), for `ops show`, the
+   * dashboard and the journal; never an attempt. The claim or a cancel clears
+   * the mark. True when a new wait began; false when the same wait goes on or
+   * the operation is terminal.
    */
-  async markWaiting(job: { operationKey: string; messageKey: string; recipient: string; channel: string }, reason: string, untilMs: number): Promise<boolean> {
+  async wait(
+    job: { operationKey: string; messageKey: string; recipient: string; channel: string },
+    wait: WaitInput,
+  ): Promise<boolean> {
     const now = this.now();
-    const done = await runScript(this.redis, 'mark-waiting', [this.keys.op(job.operationKey), this.keys.journalOf(job.operationKey), this.keys.layoutOf(job.operationKey)], {
-      reason,
-      untilMs: decimal(untilMs),
+    const k = this.keys;
+    const done = await runScript(this.redis, 'op-wait', [k.op(job.operationKey), k.journalOf(job.operationKey), k.waitingIndexOf(job.operationKey), k.layoutOf(job.operationKey)], {
+      reason: wait.reason,
+      untilMs: decimal(wait.untilMs),
+      waitingFor: wait.waitingFor ?? '',
+      waitingKey: wait.waitingKey ?? '',
       now: decimal(now),
       operationKey: job.operationKey,
       messageKey: job.messageKey,

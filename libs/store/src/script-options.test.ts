@@ -55,12 +55,11 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
     nextAttemptAt: '1',
   },
   'doc-replay': { now: '1', by: 'u', journalMinId: '0', documentKey: 'd' },
-  'op-wait': { mode: 'set', operationKey: 'k', now: '1', waitingFor: 'w', waitingKey: 'd', retentionMs: '1', messageKey: 'm', recipient: 'r', channel: 'c' },
+  'op-wait': { reason: 'document', untilMs: '2', waitingFor: 'w', waitingKey: 'd', now: '1', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
   'extend-lock': { fence: '1', leaseMs: '1', leaseUntil: '2' },
   'feedback-record': { operationKey: 'k', eventId: 'e', source: 'ses', type: 'delivered', rank: '2', hard: '0', now: '1', retentionMs: '1', journalMinId: '0' },
   'imap-cursor-advance': { uidValidity: '1', uid: 1, now: '1' },
   'index-touch': { operationKey: 'k', dueAt: '1' },
-  'mark-waiting': { reason: 'breaker_open', untilMs: '1', now: '1', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
   'message-arrive': { now: '1', via: 'api', retentionMs: '1' },
   'digest-join': { now: '1', group: 'g', closeAt: '2', maxItems: '100', maxBytes: '1000', retentionMs: '1', route: 'r', recipient: 'a@x.test', key: '' },
   'digest-close': { mode: 'close', seq: '1', now: '1', group: 'g' },
@@ -114,7 +113,7 @@ describe('script options', () => {
 
   it('every script that writes an operation hash checks the layout first, on its last KEY, before anything else', () => {
     const writers = (Object.keys(SCRIPTS) as ScriptName[]).filter((name) => /'(HSET|HSETNX|HDEL)', opKey/.test(code(SCRIPTS[name].lua)));
-    expect(writers.sort()).toEqual(['cancel-op', 'claim', 'commit', 'mark-waiting', 'op-schedule', 'op-wait', 'replay']);
+    expect(writers.sort()).toEqual(['cancel-op', 'claim', 'commit', 'op-schedule', 'op-wait', 'replay']);
     for (const name of writers) {
       const body = code(SCRIPTS[name].lua);
       const check = `local refusedBy = layoutRefusal(KEYS[${SCRIPTS[name].keys}])\nif refusedBy then return { 'upgrade_required', refusedBy } end`;

@@ -1,3 +1,5 @@
+import type { WaitMark } from '@singleshot/core';
+
 /**
  * The options each Lua script takes, by script name. Every script gets them as
  * one packed argument, ARGV[1] = JSON, read by name with `cjson.decode` (BullMQ
@@ -86,15 +88,18 @@ export interface ScriptOptions {
   };
   'doc-replay': { now: Decimal; by: string; journalMinId: Decimal; documentKey: string };
   'op-wait': {
-    mode: 'set' | 'clear';
-    operationKey: string;
+    reason: WaitMark;
+    untilMs: Decimal;
+    /** '' for none: set with waitingKey, for a wait on something that arrives (a document). */
+    waitingFor: string;
+    waitingKey: string;
     now: Decimal;
-    waitingFor?: string;
-    waitingKey?: string;
-    retentionMs?: Decimal;
-    messageKey?: string;
-    recipient?: string;
-    channel?: string;
+    operationKey: string;
+    messageKey: string;
+    recipient: string;
+    channel: string;
+    retentionMs: Decimal;
+    journalMinId: Decimal;
   };
   /** leaseUntil = now + leaseMs */
   'extend-lock': { fence: string; leaseMs: Decimal; leaseUntil: Decimal };
@@ -112,17 +117,6 @@ export interface ScriptOptions {
   };
   'imap-cursor-advance': { uidValidity: string; uid: number; now: Decimal };
   'index-touch': { operationKey: string; dueAt: Decimal };
-  'mark-waiting': {
-    reason: string;
-    untilMs: Decimal;
-    now: Decimal;
-    operationKey: string;
-    messageKey: string;
-    recipient: string;
-    channel: string;
-    retentionMs: Decimal;
-    journalMinId: Decimal;
-  };
   'message-arrive': { now: Decimal; via: string; retentionMs: Decimal };
   /** closeAt: when a digest opened by this call closes (fixed, aligned or daily; computed in TypeScript). */
   'digest-join': { now: Decimal; group: string; closeAt: Decimal; maxItems: Decimal; maxBytes: Decimal; retentionMs: Decimal; route: string; recipient: string; key: string };

@@ -18,7 +18,6 @@ import feedbackRecord from './lua/feedback-record.lua';
 import imapCursorAdvance from './lua/imap-cursor-advance.lua';
 import indexTouch from './lua/index-touch.lua';
 import layoutStamp from './lua/layout-stamp.lua';
-import markWaiting from './lua/mark-waiting.lua';
 import messageArrive from './lua/message-arrive.lua';
 import messageDecided from './lua/message-decided.lua';
 import mutexAcquire from './lua/mutex-acquire.lua';
@@ -45,8 +44,8 @@ export type { ScriptName, ScriptOptions } from './script-options';
 export const SCRIPTS: Record<ScriptName, { lua: string; keys: number }> = {
   'cancel-key': { lua: cancelKey, keys: 1 },
   'cancel-message': { lua: cancelMessage, keys: 1 },
-  'cancel-op': { lua: cancelOp, keys: 6 },
-  claim: { lua: claim, keys: 9 },
+  'cancel-op': { lua: cancelOp, keys: 7 },
+  claim: { lua: claim, keys: 10 },
   commit: { lua: commit, keys: 8 },
   'digest-close': { lua: digestClose, keys: 3 },
   'digest-join': { lua: digestJoin, keys: 4 },
@@ -59,13 +58,12 @@ export const SCRIPTS: Record<ScriptName, { lua: string; keys: number }> = {
   'imap-cursor-advance': { lua: imapCursorAdvance, keys: 1 },
   'index-touch': { lua: indexTouch, keys: 1 },
   'layout-stamp': { lua: layoutStamp, keys: 1 },
-  'mark-waiting': { lua: markWaiting, keys: 3 },
   'message-arrive': { lua: messageArrive, keys: 1 },
   'message-decided': { lua: messageDecided, keys: 1 },
   'mutex-acquire': { lua: mutexAcquire, keys: 1 },
   'mutex-release': { lua: mutexRelease, keys: 1 },
   'op-schedule': { lua: opSchedule, keys: 6 },
-  'op-wait': { lua: opWait, keys: 3 },
+  'op-wait': { lua: opWait, keys: 4 },
   'rate-limit': { lua: rateLimit, keys: 1 },
   replay: { lua: replay, keys: 7 },
   'suppression-copy': { lua: suppressionCopy, keys: 1 },

@@ -106,7 +106,7 @@ export function registerOps(program: Command): void {
         for (const { operation, history, journal: entries, document: waitingOn, feedback: delivery } of shown) {
           console.log(`\noperation ${operation.operationKey}`);
           printTable([
-            ['status', operation.waitingFor ? `${operation.status}, waiting for ${operation.waitingFor} since ${formatTime(operation.waitingSince)}` : statusText(operation)],
+            ['status', statusText(operation)],
             ['recipient', `${operation.recipient ?? ''} (${operation.channel ?? ''})`],
             ['message', operation.messageKey ?? ''],
             ['attempts', String(operation.attempts)],

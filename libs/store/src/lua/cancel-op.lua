@@ -9,7 +9,8 @@
     KEYS[3] journal stream of the operation's shard
     KEYS[4] active index of the operation's shard (recovery sweeper)
     KEYS[5] scheduled index of the operation's shard
-    KEYS[6] layout version of the operation's shard (include/layout.lua)
+    KEYS[6] waiting index of the operation's shard (op-wait.lua)
+    KEYS[7] layout version of the operation's shard (include/layout.lua)
 
     ARGV[1] options (JSON, ScriptOptions['cancel-op'] in script-options.ts):
       now            ms
@@ -33,13 +34,13 @@
 --@include "include/layout.lua"
 --@include "include/journal.lua"
 --@include "include/retain.lua"
-local refusedBy = layoutRefusal(KEYS[6])
+local refusedBy = layoutRefusal(KEYS[7])
 if refusedBy then return { 'upgrade_required', refusedBy } end
-local opKey, lockKey, journalKey, indexKey, scheduledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local opKey, lockKey, journalKey, indexKey, scheduledKey, waitingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local o = cjson.decode(ARGV[1])
 local now = o.now
 
-local h = redis.call('HMGET', opKey, 'status', 'cancelRequested', 'recipient', 'channel', 'journalIds', 'createdAt')
+local h = redis.call('HMGET', opKey, 'status', 'cancelRequested', 'recipient', 'channel', 'journalIds', 'createdAt', 'waitingReason')
 local status = h[1]
 local recipient = h[3] or o.recipient
 local channel = h[4] or o.channel
@@ -78,8 +79,10 @@ if not h[6] then
   end
 end
 redis.call('HSET', opKey, unpack(fields))
-redis.call('HDEL', opKey, 'waitingReason', 'waitingUntil', 'scheduledFor', 'scheduleReason', 'owner', 'leaseUntil')
+redis.call('HDEL', opKey, 'waitingReason', 'waitingUntil', 'waitingSince', 'waitingFor', 'waitingKey', 'scheduledFor',
+  'scheduleReason', 'owner', 'leaseUntil')
 redis.call('ZREM', indexKey, o.operationKey)
 redis.call('ZREM', scheduledKey, o.operationKey)
+if h[7] then redis.call('ZREM', waitingKey, o.operationKey) end
 retain(opKey, o.retentionMs)
 return { 'cancelled', recipient, channel }

@@ -10,7 +10,8 @@
     KEYS[6] scheduled index of the operation's shard (op-schedule.lua)
     KEYS[7] the recipient's suppression copy in the operation's shard (suppression-copy.lua)
     KEYS[8] suppressed index of the operation's shard
-    KEYS[9] layout version of the operation's shard (include/layout.lua)
+    KEYS[9] waiting index of the operation's shard (op-wait.lua)
+    KEYS[10] layout version of the operation's shard (include/layout.lua)
 
     ARGV[1] options (JSON, ScriptOptions['claim'] in script-options.ts):
       leaseMs       lease in ms
@@ -66,10 +67,10 @@
 --@include "include/terminal.lua"
 --@include "include/journal.lua"
 --@include "include/retain.lua"
-local refusedBy = layoutRefusal(KEYS[9])
+local refusedBy = layoutRefusal(KEYS[10])
 if refusedBy then return { 'upgrade_required', refusedBy } end
 local opKey, lockKey, journalKey, indexKey, dataKey, scheduledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local suppKey, suppressedKey = KEYS[7], KEYS[8]
+local suppKey, suppressedKey, waitingKey = KEYS[7], KEYS[8], KEYS[9]
 local o = cjson.decode(ARGV[1])
 local job = ARGV[2]
 local now, leaseUntil = o.now, o.leaseUntil
@@ -116,6 +117,11 @@ local c = o.category ~= '' and o.category or '-'
 local ch = o.channel
 local s = redis.call('HMGET', suppKey, 's|' .. ch .. '|*', 's|' .. ch .. '|' .. c, 'p|' .. ch .. '|*', 'p|' .. ch .. '|' .. c,
   'p|*|*', 'p|*|' .. c)
+-- The wait (op-wait.lua) ends here, whatever it was for: claimed or ended.
+local function clearWaiting()
+  redis.call('HDEL', opKey, 'waitingReason', 'waitingUntil', 'waitingSince', 'waitingFor', 'waitingKey')
+  redis.call('ZREM', waitingKey, o.operationKey)
+end
 local function live(v) return v and (v == '' or tonumber(v) > tonumber(now)) end
 local stopReason = ''
 if live(s[1]) or live(s[2]) then
@@ -134,7 +140,8 @@ if stopReason ~= '' and status ~= 'sending' and status ~= 'in_doubt' then
     end
   end
   redis.call('HSET', opKey, unpack(fields))
-  redis.call('HDEL', opKey, 'waitingReason', 'waitingUntil', 'scheduledFor', 'scheduleReason')
+  redis.call('HDEL', opKey, 'scheduledFor', 'scheduleReason')
+  if state[8] then clearWaiting() end
   redis.call('ZREM', indexKey, o.operationKey)
   redis.call('ZREM', scheduledKey, o.operationKey)
   redis.call('ZADD', suppressedKey, now, o.operationKey)
@@ -174,7 +181,7 @@ if state[7] then
   redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
     'leaseUntil', leaseUntil, 'settleMs', o.settleMs, 'updatedAt', now)
 else
-  -- The first claim (mark-waiting.lua, op-wait.lua or op-schedule.lua may have created the hash before).
+  -- The first claim (op-wait.lua or op-schedule.lua may have created the hash before).
   redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
     'leaseUntil', leaseUntil, 'settleMs', o.settleMs, 'updatedAt', now, 'createdAt', now,
     'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel)
@@ -183,8 +190,8 @@ else
     retain(dataKey, o.retentionMs)
   end
 end
--- No longer waiting (mark-waiting.lua) or scheduled (op-schedule.lua): it is being attempted.
-if state[8] then redis.call('HDEL', opKey, 'waitingReason', 'waitingUntil') end
+-- No longer waiting (op-wait.lua) or scheduled (op-schedule.lua): it is being attempted.
+if state[8] then clearWaiting() end
 if state[9] then
   redis.call('HDEL', opKey, 'scheduledFor', 'scheduleReason')
   redis.call('ZREM', scheduledKey, o.operationKey)
