@@ -111,7 +111,7 @@ describe('singleshot cancel', () => {
     // A delivery worker's claim once the operation is due (its clock past the route's delay).
     const worker = new OperationStore(rt.redis, rt.keys, { retentionMs: rt.retentionMs, now: () => Date.now() + 3 * 3_600_000 });
     const claim = await worker.claim({ operationKey: b, messageKey: eventMessageKey('billing', 'inv-1'), recipient: 'b@x.test', channel: 'webhook', owner: 'test-worker', leaseMs: 60_000 });
-    expect(claim.kind).toBe('claimed');
+    expect(claim.kind).toBe('go');
     const done = cli('cancel', '--message', eventMessageKey('billing', 'inv-1'), '--by', 'tester');
     expect(done.status, done.stderr).toBe(0);
     expect(done.stdout).toMatch(new RegExp(`${b}\\s+b@x.test\\s+webhook\\s+in_flight`));

@@ -79,7 +79,7 @@ describe('POST and DELETE /admin/api/suppressions', () => {
   });
 
   it('adds as the dashboard user (normalized recipient), stops the next claim, and counts it once', async () => {
-    expect((await claim('held@x.test')).kind).toBe('claimed');
+    expect((await claim('held@x.test')).kind).toBe('go');
     const first = await add({ channel: 'webhook', recipient: ' Held@X.test ', reason: 'asked by support' }, { origin: base, 'sec-fetch-site': 'same-origin' });
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({
@@ -89,7 +89,7 @@ describe('POST and DELETE /admin/api/suppressions', () => {
     });
     const again = await add({ channel: 'webhook', recipient: 'held@x.test', reason: 'again' });
     expect(again).toMatchObject({ status: 200, body: { added: false, recipient: { suppressions: [{ reason: 'asked by support' }] } } });
-    expect(await claim('held@x.test')).toEqual({ kind: 'suppressed', reason: 'recipient_suppressed' });
+    expect(await claim('held@x.test')).toEqual({ kind: 'ended', status: 'suppressed', endedNow: true, reason: 'recipient_suppressed' });
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toMatch(/^singleshot_suppressions_total\{reason="operator"\} 1$/m);
   });
@@ -125,12 +125,12 @@ describe('POST and DELETE /admin/api/suppressions', () => {
 
   it('removes: the next claim goes, what was suppressed stays suppressed, the audit says who', async () => {
     const stopped = await claim('held@x.test');
-    expect(stopped.kind).toBe('suppressed');
+    expect(stopped).toMatchObject({ kind: 'ended', status: 'suppressed', endedNow: true });
     const stoppedKey = n.toString(16).padStart(64, 'c');
     const res = await remove({ channel: 'webhook', recipient: 'HELD@x.test' });
     expect(res).toMatchObject({ status: 200, body: { removed: true, by: `dashboard:${USER}`, recipient: { suppressions: [] } } });
     expect((await remove({ channel: 'webhook', recipient: 'held@x.test' })).body).toMatchObject({ removed: false });
-    expect((await claim('held@x.test')).kind).toBe('claimed');
+    expect((await claim('held@x.test')).kind).toBe('go');
     expect((await rt.operations.get(stoppedKey))?.status).toBe('suppressed');
     expect((await api('/suppressions/audit?limit=1')).body.entries).toMatchObject([{ change: 'remove', recipient: 'held@x.test', detail: { by: `dashboard:${USER}` } }]);
     // Nothing left for it: the list leaves it out.

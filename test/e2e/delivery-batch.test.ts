@@ -135,7 +135,7 @@ describe(`batch deliver jobs (${testBackendKind()} Redis)`, () => {
       return (await job?.isCompleted()) ? rt.queues.deliverOf(retried.operationKey).getJob(retried.operationKey) : undefined;
     }, 'the follow-up job to complete');
     expect(followUp.name).toBe('deliver');
-    expect(followUp.returnvalue).toMatchObject({ kind: 'sent' });
+    expect(followUp.returnvalue).toMatchObject({ kind: 'ended', status: 'sent' });
     const batch = await rt.queues.deliverOf(ops[0]!.operationKey).getJob(id);
     expect(batch?.returnvalue).toMatchObject({ outcomes: { sent: 2, retry: 1 }, followUps: 1 });
   });
@@ -147,7 +147,7 @@ describe(`batch deliver jobs (${testBackendKind()} Redis)`, () => {
     const [held, other] = ops as [DeliverJobData, DeliverJobData];
     // Another holder has it claimed, with a lease far longer than this test.
     const claim = await rt.operations.claim({ ...held, owner: 'elsewhere', leaseMs: 600_000, job: held });
-    if (claim.kind !== 'claimed') throw new Error(`expected a claim, got ${claim.kind}`);
+    if (claim.kind !== 'go') throw new Error(`expected a claim, got ${claim.kind}`);
     await enqueueBatch(ops);
     await waitUntil(
       async () => (await statusOf(other.operationKey)) === 'sent' && (await w.metric('singleshot_lock_conflicts_total')) >= 1,

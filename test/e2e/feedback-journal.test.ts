@@ -52,7 +52,7 @@ beforeAll(async () => {
   // A sent operation, recorded by the real claim and commit scripts.
   const data = { operationKey, messageKey: sha256Hex('feedback-journal:msg'), recipient: 'alice@example.net', channel: 'email' };
   const claim = await rt.operations.claim({ ...data, owner: 'test', leaseMs: 60_000 });
-  if (claim.kind !== 'claimed') throw new Error(`claim: ${claim.kind}`);
+  if (claim.kind !== 'go') throw new Error(`claim: ${claim.kind}`);
   await rt.operations.commit({ ...data, fence: claim.fence, outcome: 'sent', provider: 'postmark-smtp', externalId: 'pm-1' });
   const res = await fetch(`${ingest}/v1/feedback/postmark`, { method: 'POST', headers: POSTMARK, body: BOUNCE.replaceAll('__OP__', operationKey) });
   expect(await res.json()).toMatchObject({ recorded: 1 });

@@ -76,7 +76,7 @@ describe('recovery sweeper', () => {
     // A process claimed it, its POST reached the provider, the answer was lost,
     // it committed in_doubt and died; its retry job was lost with it.
     const claim = await rt.operations.claim({ ...data, owner: 'dead-process', leaseMs: LEASE_MS, job: data });
-    if (claim.kind !== 'claimed') throw new Error('expected a claim');
+    if (claim.kind !== 'go') throw new Error('expected a claim');
     const posted = await fetch(sink.url, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': data.operationKey }, body: JSON.stringify({ operationKey: data.operationKey, recipient: data.recipient }) });
     expect(posted.status).toBe(200);
     await rt.operations.commit({ operationKey: data.operationKey, fence: claim.fence, outcome: 'in_doubt', messageKey: data.messageKey, recipient: data.recipient, channel: data.channel, provider: 'primary', error: { code: externalCode('ECONNRESET'), message: 'socket hang up' }, nextAttemptAt: Date.now() });

@@ -68,7 +68,7 @@ describe('singleshot suppressions', () => {
       by: 'cli:ops',
       recipient: { recipient: 'held@x.test', suppressions: [{ channel: 'webhook', reason: 'asked by support', origin: 'operator', by: 'cli:ops', expired: false }] },
     });
-    expect(await claim('held@x.test')).toEqual({ kind: 'suppressed', reason: 'recipient_suppressed' });
+    expect(await claim('held@x.test')).toEqual({ kind: 'ended', status: 'suppressed', endedNow: true, reason: 'recipient_suppressed' });
     const again = cli('add', 'held@x.test', '--channel', 'webhook', '--reason', 'again');
     expect(again.status).toBe(0);
     expect(again.stdout).toContain('already suppressed');
@@ -102,7 +102,7 @@ describe('singleshot suppressions', () => {
     expect(removed.status, removed.stderr).toBe(0);
     expect(removed.stdout).toContain('removed');
     expect(cli('remove', 'held@x.test', '--channel', 'webhook').stdout).toContain('no such suppression');
-    expect((await claim('held@x.test')).kind).toBe('claimed');
+    expect((await claim('held@x.test')).kind).toBe('go');
     expect((await rt.operations.get(stoppedKey))?.status).toBe('suppressed');
     expect(cli('list').stdout).toContain('no suppressions');
   });

@@ -123,7 +123,7 @@ describe('tracing across the fleet', () => {
       expect(children.map((c) => c.name).sort()).toEqual(['claim', 'commit', 'provider.send']);
       for (const c of children) expect(c.traceId).toBe(producerTrace);
       const byName = Object.fromEntries(children.map((c) => [c.name, c]));
-      expect(byName.claim?.attributes).toMatchObject({ 'singleshot.claim': 'claimed', 'singleshot.fence': '1' });
+      expect(byName.claim?.attributes).toMatchObject({ 'singleshot.claim': 'go', 'singleshot.fence': '1' });
       expect(byName['provider.send']?.attributes).toMatchObject({ 'singleshot.provider': 'primary', 'singleshot.outcome': 'sent', 'singleshot.in_doubt': false });
       expect(byName.commit?.attributes).toMatchObject({ 'singleshot.status': 'sent', 'singleshot.fence': '1', 'singleshot.commit': 'ok' });
       sends.push(byName['provider.send'] as ReceivedSpan);

@@ -37,14 +37,14 @@ export async function deadOnArrival(job: DeliverJobData, problem: string, deps: 
     job,
   });
   if (claim.kind === 'conflict') throw new Error(`operation ${job.operationKey} is locked elsewhere; the decide job retries`);
-  if (claim.kind === 'claimed') {
+  if (claim.kind === 'go') {
     const history = { at: now(), attempt: claim.attempts, fence: claim.fence, outcome: 'dead' as const, errorCode: error.code, error: error.message, note: 'checked at fan-out; no provider called' };
     const ended = await endDead({ ...deps, now }, { job, fence: claim.fence, reason: INVALID_RECIPIENT, error, history });
     if (ended.kind === 'stale') throw new Error(`operation ${job.operationKey} was taken over; the decide job retries`);
     return;
   }
-  // 'terminal' (dead before: a redelivered decide job) re-adds its record (a no-op
-  // when it is there); 'duplicate' (sent before a config change made the recipient invalid) has none.
-  if (claim.kind === 'duplicate') return;
+  // Ended before (dead: a redelivered decide job) re-adds its record (a no-op
+  // when it is there); sent before a config change made the recipient invalid has none.
+  if (claim.kind === 'ended' && claim.status === 'sent') return;
   await ensureDeadRecord({ ...deps, operations: deps.operations, now }, { operationKey: job.operationKey, job, reason: INVALID_RECIPIENT, error });
 }

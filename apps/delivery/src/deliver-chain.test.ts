@@ -114,7 +114,7 @@ describe('fallback chain', () => {
     const [a, b] = [provider('a'), provider('b')];
     a.script.push('refused');
     const data = job();
-    expect(await deliver(data, deps([a, b]))).toMatchObject({ kind: 'sent', provider: 'b' });
+    expect(await deliver(data, deps([a, b]))).toMatchObject({ kind: 'ended', status: 'sent', provider: 'b' });
     expect([a.calls.length, b.calls.length]).toEqual([1, 1]);
     expect(await switches('a', 'b')).toBe(1);
     const history = await ops.history(data.operationKey);
@@ -132,7 +132,7 @@ describe('fallback chain', () => {
     const d = deps([a, b], { providerAttempts: 2 });
     expect(await deliver(data, d)).toMatchObject({ kind: 'retry', reason: 'HTTP_503' });
     expect(b.calls).toHaveLength(0);
-    expect(await deliver(data, d)).toMatchObject({ kind: 'sent', provider: 'b' });
+    expect(await deliver(data, d)).toMatchObject({ kind: 'ended', status: 'sent', provider: 'b' });
     expect([a.calls.length, b.calls.length]).toEqual([2, 1]);
     // Budget spent: the next attempt of another operation that failed twice on A starts at B.
     expect((await ops.history(data.operationKey)).map((h) => `${h.attempt}:${h.provider}:${h.outcome}`)).toEqual(['1:a:failed', '2:a:failed', '2:b:sent']);
@@ -147,7 +147,7 @@ describe('fallback chain', () => {
     expect(await deliver(data, d)).toMatchObject({ kind: 'retry' });
     expect([a.calls.length, b.calls.length]).toEqual([1, 1]);
     // Both spent their budget: the chain starts over at A.
-    expect(await deliver(data, d)).toMatchObject({ kind: 'sent', provider: 'a' });
+    expect(await deliver(data, d)).toMatchObject({ kind: 'ended', status: 'sent', provider: 'a' });
   });
 
   it('A in doubt → no fallback; the next attempt asks A first and moves on only after A says "not found"', async () => {
@@ -158,7 +158,7 @@ describe('fallback chain', () => {
     expect(await deliver(data, d)).toMatchObject({ kind: 'retry', reason: 'in_doubt' });
     expect(b.calls).toHaveLength(0);
     expect((await ops.get(data.operationKey))?.status).toBe('in_doubt');
-    expect(await deliver(data, d)).toMatchObject({ kind: 'sent', provider: 'b' });
+    expect(await deliver(data, d)).toMatchObject({ kind: 'ended', status: 'sent', provider: 'b' });
     const history = await ops.history(data.operationKey);
     expect(history.map((h) => `${h.step}:${h.provider}:${h.outcome}`)).toEqual(['send:a:in_doubt', 'reconcile:a:failed', 'send:b:sent']);
   });
@@ -172,7 +172,7 @@ describe('fallback chain', () => {
     const data = job();
     const d = deps([a, b], { providerAttempts: 1 });
     await deliver(data, d);
-    expect(await deliver(data, d)).toMatchObject({ kind: 'sent', provider: 'a', externalId: 'a-found', reconciled: true });
+    expect(await deliver(data, d)).toMatchObject({ kind: 'ended', status: 'sent', provider: 'a', externalId: 'a-found', reconciled: true });
     expect(b.calls).toHaveLength(0);
   });
 
@@ -183,7 +183,7 @@ describe('fallback chain', () => {
     const d = deps([a, b], { providerAttempts: 1 });
     await deliver(data, d);
     await deliver(data, d);
-    expect(await deliver(data, d)).toMatchObject({ kind: 'sent', provider: 'a' });
+    expect(await deliver(data, d)).toMatchObject({ kind: 'ended', status: 'sent', provider: 'a' });
     expect([a.calls.length, b.calls.length]).toEqual([3, 0]);
   });
 
@@ -191,7 +191,7 @@ describe('fallback chain', () => {
     const [a, b] = [provider('a'), provider('b')];
     a.script.push('permanent');
     const data = job();
-    expect(await deliver(data, deps([a, b]))).toEqual({ kind: 'dead', reason: 'permanent' });
+    expect(await deliver(data, deps([a, b]))).toEqual({ kind: 'ended', status: 'dead', endedNow: true, reason: 'permanent' });
     expect(b.calls).toHaveLength(0);
     expect(dead.at(-1)).toMatchObject({ operationKey: data.operationKey, reason: 'permanent', error: { code: 'HTTP_422' } });
   });
@@ -211,13 +211,13 @@ describe('circuit breaker in the chain', () => {
     expect(a.calls).toHaveLength(2);
 
     const skipped = job();
-    expect(await deliver(skipped, d)).toMatchObject({ kind: 'sent', provider: 'b' });
+    expect(await deliver(skipped, d)).toMatchObject({ kind: 'ended', status: 'sent', provider: 'b' });
     expect(a.calls).toHaveLength(2);
     expect((await ops.history(skipped.operationKey)).map((h) => `${h.step}:${h.provider}:${h.errorCode ?? h.outcome}`)).toEqual(['breaker_skip:a:BREAKER_OPEN', 'send:b:sent']);
 
     clock += 1000;
     expect(registry.get('webhook', 'a').state()).toBe('half_open');
-    expect(await deliver(job(), d)).toMatchObject({ kind: 'sent', provider: 'a' });
+    expect(await deliver(job(), d)).toMatchObject({ kind: 'ended', status: 'sent', provider: 'a' });
     expect(a.calls).toHaveLength(3);
     expect(registry.get('webhook', 'a').state()).toBe('closed');
   });
@@ -232,7 +232,7 @@ describe('circuit breaker in the chain', () => {
     await deliver(job(), d);
     const data = job();
     const outcome = await deliver(data, d);
-    expect(outcome).toMatchObject({ kind: 'retry', reason: 'breaker_open' });
+    expect(outcome).toMatchObject({ kind: 'wait', reason: 'breaker_open' });
     const delayMs = (outcome as { delayMs: number }).delayMs;
     expect(delayMs).toBeGreaterThanOrEqual(5000);
     expect(delayMs).toBeLessThan(5250);
@@ -258,14 +258,14 @@ describe('circuit breaker in the chain', () => {
     const trial = deliver(jobs[0] as DeliverJobData, d);
     await waitUntil(() => a.calls.length === 2, 'the trial call');
     const others = await Promise.all(jobs.slice(1).map((j) => deliver(j, d)));
-    expect(others.map((o) => o.kind)).toEqual(['retry', 'retry', 'retry']);
+    expect(others.map((o) => o.kind)).toEqual(['wait', 'wait', 'wait']);
     for (const j of jobs.slice(1)) expect(await ops.get(j.operationKey)).toBeNull();
     expect(waits).toEqual(jobs.slice(1).map((j) => `${j.operationKey}:breaker_open`));
     release();
-    expect(await trial).toMatchObject({ kind: 'sent' });
+    expect(await trial).toMatchObject({ kind: 'ended', status: 'sent' });
     expect(await ops.get((jobs[0] as DeliverJobData).operationKey)).toMatchObject({ status: 'sent', attempts: 1 });
     // Closed again: the others go through, each with one attempt.
-    for (const j of jobs.slice(1)) expect(await deliver(j, d)).toMatchObject({ kind: 'sent' });
+    for (const j of jobs.slice(1)) expect(await deliver(j, d)).toMatchObject({ kind: 'ended', status: 'sent' });
     for (const j of jobs.slice(1)) expect(await ops.get(j.operationKey)).toMatchObject({ status: 'sent', attempts: 1 });
   });
 
@@ -310,7 +310,7 @@ describe('lease and deadlines with several providers in one claim', () => {
       clock += 1000; // A took a second before it was refused
       throw new RetryableError('a: refused', externalCode('ECONNREFUSED'), { safeToFallback: true });
     });
-    expect(await deliver(job(), deps([a, b], { leaseMs, now }))).toMatchObject({ kind: 'sent', provider: 'b' });
+    expect(await deliver(job(), deps([a, b], { leaseMs, now }))).toMatchObject({ kind: 'ended', status: 'sent', provider: 'b' });
     expect(a.calls[0]?.timeoutMs).toBe(leaseMs - margin);
     expect(b.calls[0]?.timeoutMs).toBe(leaseMs - 1000 - margin);
   });
@@ -340,7 +340,7 @@ describe('lease and deadlines with several providers in one claim', () => {
       await redis.del(keys.lock(data.operationKey));
       await redis.hset(keys.op(data.operationKey), 'leaseUntil', '0');
       const other = await ops.claim({ ...data, owner: 'other', leaseMs: 60_000 });
-      if (other.kind !== 'claimed') throw new Error('expected the other claim');
+      if (other.kind !== 'go') throw new Error('expected the other claim');
       await waitUntil(() => ctx.signal.aborted, 'the keeper to notice the lost lease', { timeoutMs: 10_000, intervalMs: 20 });
       throw new RetryableError('a: refused', externalCode('ECONNREFUSED'), { safeToFallback: true });
     });

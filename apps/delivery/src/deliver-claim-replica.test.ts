@@ -66,7 +66,7 @@ describe('claim replication before the send', () => {
         order.push('replicated');
       }),
     );
-    expect(outcome).toMatchObject({ kind: 'sent' });
+    expect(outcome).toMatchObject({ kind: 'ended', status: 'sent' });
     expect(order).toEqual(['replicated', 'send']);
   });
 
@@ -84,7 +84,7 @@ describe('claim replication before the send', () => {
       await new Promise((r) => setTimeout(r, 50));
       outcome = await deliver(job, deps(async () => undefined));
     }
-    expect(outcome).toMatchObject({ kind: 'sent' });
+    expect(outcome).toMatchObject({ kind: 'ended', status: 'sent' });
     expect(order).toEqual(['send']);
     expect((await ops.get(job.operationKey))?.status).toBe('sent');
   });

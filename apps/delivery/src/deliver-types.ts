@@ -1,4 +1,4 @@
-import type { AnyErrorCode, DeadReason, DeliverJobData, OperationStatus, SuppressReason } from '@singleshot/core';
+import type { AnyErrorCode, DeadReason, DeliverJobData, SuppressReason, Verdict } from '@singleshot/core';
 import type { DocumentStateStore, OperationStore, RateLimiter, WaitInput } from '@singleshot/store';
 import type { DocumentStore } from '@singleshot/documents';
 import type { DeadJobData } from '@singleshot/queues';
@@ -87,37 +87,33 @@ export interface WaitingPort {
   wait(job: Pick<DeliverJobData, 'operationKey' | 'messageKey' | 'recipient' | 'channel'>, wait: WaitInput): Promise<boolean>;
 }
 
-/** What one call of the deliver handler came to (the worker reschedules `retry` and `conflict`). */
+/**
+ * What one call of the deliver handler came to: the claim's verdict when it
+ * was not `go` (a wait, a conflict, an operation ended before or by the
+ * claim), or how the attempt it allowed ended: `ended` (sent, dead,
+ * suppressed, cancelled), `retry`, or `stale` (this holder lost its lease and
+ * wrote nothing). The worker hands `wait`, `conflict` and `retry` back to the
+ * queue after `delayMs`.
+ */
 export type DeliverOutcome =
-  | { kind: 'sent'; provider: string; externalId: string; reconciled: boolean }
-  | { kind: 'duplicate' }
-  | { kind: 'terminal'; status: OperationStatus }
+  | (Omit<Extract<Verdict, { kind: 'wait' }>, 'untilMs'> & { delayMs: number; waitingFor?: string })
   | { kind: 'conflict'; delayMs: number }
   | { kind: 'retry'; delayMs: number; reason: string }
-  /** Not claimed: waits for a document, or for its quiet hours to end (visible in `ops show`; no attempt used). */
-  | { kind: 'waiting'; delayMs: number; reason: 'document' | 'quiet_hours'; waitingFor: string }
-  /** Not claimed: scheduled for later (send-at); no attempt used. */
-  | { kind: 'scheduled'; delayMs: number }
-  /** Cancelled by its producer while an earlier attempt was in flight; nothing more is sent. */
-  | { kind: 'cancelled'; reason: string }
-  | { kind: 'dead'; reason: DeadReason }
-  | { kind: 'suppressed'; reason: SuppressReason }
+  | (Extract<Verdict, { kind: 'ended' }> & { reconciled?: boolean })
   | { kind: 'stale' };
 
-/** The state a successful claim hands the attempt. */
-export interface ClaimState {
-  fence: string;
-  attempts: number;
-  previousStatus: OperationStatus;
-  lastProvider: string;
-  limitBypass: boolean;
-  /** A cancel came while an earlier attempt was in flight: reconcile, never send. */
-  cancelRequested: boolean;
-  /** The recipient became suppressed or opted out after an earlier attempt that may have got through: reconcile, never send. */
-  stopReason?: 'recipient_suppressed' | 'opted_out';
+/** The name an outcome is counted under (a batch's `outcomes`): a terminal status this call reached, `duplicate` or `terminal` for one it found, else its kind. */
+export function outcomeLabel(outcome: DeliverOutcome): string {
+  if (outcome.kind !== 'ended') return outcome.kind;
+  if (outcome.endedNow) return outcome.status;
+  return outcome.status === 'sent' ? 'duplicate' : 'terminal';
+}
+
+/** The state a successful claim hands the attempt: the `go` verdict, and what keeps and logs its lease. */
+export type ClaimState = Omit<Extract<Verdict, { kind: 'go' }>, 'kind'> & {
   keeper: LeaseKeeper;
   log: ScopedLogger;
-}
+};
 
 export interface ErrorInfo {
   code: AnyErrorCode;
@@ -151,4 +147,4 @@ export type Ending =
   | { kind: 'stale' };
 
 /** The `result` label of `singleshot_deliveries_total`: one sample per ending of a claimed attempt. */
-export type DeliveryResult = 'sent' | 'retry' | 'in_doubt' | 'dead' | 'suppressed' | 'released' | 'cancelled' | 'stale';
+export type DeliveryResult = Ending['kind'];

@@ -30,7 +30,7 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
     const until = quietUntil(job.quietHours, now());
     if (until !== undefined) {
       await deps.waiting?.wait(job, { reason: 'quiet_hours', untilMs: until });
-      return { kind: 'waiting', delayMs: Math.max(1, until - now()), reason: 'quiet_hours', waitingFor: 'quiet_hours' };
+      return { kind: 'wait', reason: 'quiet_hours', delayMs: Math.max(1, until - now()) };
     }
   }
   // A document it needs is not stored yet: wait without claiming (a claim
@@ -57,7 +57,7 @@ export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<D
   if (gate.kind === 'wait') {
     const delayMs = gate.delayMs + Math.floor((deps.random ?? Math.random)() * 250);
     await deps.waiting?.wait(job, { reason: 'breaker_open', untilMs: now() + delayMs });
-    return { kind: 'retry', delayMs, reason: 'breaker_open' };
+    return { kind: 'wait', reason: 'breaker_open', delayMs };
   }
   const trial = gate.trial;
   try {
@@ -95,24 +95,24 @@ async function claimAndSend(
     ...(job.required ? { required: true } : {}),
   });
   switch (claim.kind) {
-    case 'duplicate':
-      deps.metrics.duplicatesSuppressed.inc({ stage: 'delivery', reason: 'already_sent' });
-      return { kind: 'duplicate' };
-    case 'terminal':
-      if (claim.status === 'dead') await ensureDeadRecord(deps, { operationKey: job.operationKey, job });
-      return { kind: 'terminal', status: claim.status };
+    case 'ended':
+      if (claim.endedNow && claim.status === 'suppressed') {
+        // Ended by the claim itself: the recipient is suppressed or opted out; nothing was sent.
+        deps.metrics.suppressed.inc({ reason: claim.reason ?? 'recipient_suppressed' });
+        deps.logger.info({ event: 'operation_suppressed', operationKey: job.operationKey, messageKey: job.messageKey, reason: claim.reason }, 'operation suppressed: recipient suppressed or opted out');
+      } else if (claim.status === 'sent') {
+        deps.metrics.duplicatesSuppressed.inc({ stage: 'delivery', reason: 'already_sent' });
+      } else if (claim.status === 'dead') {
+        await ensureDeadRecord(deps, { operationKey: job.operationKey, job });
+      }
+      return claim;
     case 'conflict':
       deps.metrics.lockConflicts.inc({ queue: 'deliver' });
       return { kind: 'conflict', delayMs: claim.retryInMs + Math.floor((deps.random ?? Math.random)() * 250) };
-    case 'suppressed':
-      // Ended by the claim itself: the recipient is suppressed or opted out; nothing was sent.
-      deps.metrics.suppressed.inc({ reason: claim.reason });
-      deps.logger.info({ event: 'operation_suppressed', operationKey: job.operationKey, messageKey: job.messageKey, reason: claim.reason }, 'operation suppressed: recipient suppressed or opted out');
-      return { kind: 'suppressed', reason: claim.reason };
-    case 'early':
+    case 'wait':
       // A job that came before its operation is due (a redelivery, the sweeper): back until then.
-      return { kind: 'scheduled', delayMs: Math.max(1, claim.dueAt - now()) };
-    case 'claimed':
+      return { kind: 'wait', reason: claim.reason, delayMs: Math.max(1, claim.untilMs - now()) };
+    case 'go':
       break;
   }
   // Throws when no replica confirmed the claim: nothing was sent, and the

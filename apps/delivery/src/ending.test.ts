@@ -80,7 +80,7 @@ afterAll(async () => {
 
 describe('one singleshot_deliveries_total sample per ending', () => {
   it('sent', async () => {
-    expect(await deliver(job(), deps([provider([])]))).toMatchObject({ kind: 'sent' });
+    expect(await deliver(job(), deps([provider([])]))).toMatchObject({ kind: 'ended', status: 'sent' });
     expect(await samples()).toEqual(['sent:1']);
   });
 
@@ -98,17 +98,17 @@ describe('one singleshot_deliveries_total sample per ending', () => {
     const permanent = async (): Promise<string> => {
       throw new PermanentError('p: HTTP 422', 'HTTP_422');
     };
-    expect(await deliver(job(), deps([provider([permanent])]))).toEqual({ kind: 'dead', reason: 'permanent' });
+    expect(await deliver(job(), deps([provider([permanent])]))).toEqual({ kind: 'ended', status: 'dead', endedNow: true, reason: 'permanent' });
     expect(await samples()).toEqual(['dead:1']);
   });
 
   it('dead, not retry and dead, when the last attempt fails', async () => {
-    expect(await deliver(job(), deps([provider([fail503])], { attempts: 1 }))).toEqual({ kind: 'dead', reason: 'attempts_exhausted' });
+    expect(await deliver(job(), deps([provider([fail503])], { attempts: 1 }))).toEqual({ kind: 'ended', status: 'dead', endedNow: true, reason: 'attempts_exhausted' });
     expect(await samples()).toEqual(['dead:1']);
   });
 
   it('dead, not in_doubt and dead, when the last attempt ends in doubt', async () => {
-    expect(await deliver(job(), deps([provider([failInDoubt])], { attempts: 1 }))).toEqual({ kind: 'dead', reason: 'in_doubt_after_last_attempt' });
+    expect(await deliver(job(), deps([provider([failInDoubt])], { attempts: 1 }))).toEqual({ kind: 'ended', status: 'dead', endedNow: true, reason: 'in_doubt_after_last_attempt' });
     expect(await samples()).toEqual(['dead:1']);
   });
 
@@ -131,7 +131,7 @@ describe('one singleshot_deliveries_total sample per ending', () => {
     await deliver(first, deps([provider([])], { limits }));
     metrics = createMetrics();
     const second = { ...job(), recipient: first.recipient };
-    expect(await deliver(second, deps([provider([])], { limits }))).toEqual({ kind: 'suppressed', reason: 'rate_limit' });
+    expect(await deliver(second, deps([provider([])], { limits }))).toEqual({ kind: 'ended', status: 'suppressed', endedNow: true, reason: 'rate_limit' });
     expect(await samples()).toEqual(['suppressed:1']);
   });
 
@@ -149,7 +149,7 @@ describe('one singleshot_deliveries_total sample per ending', () => {
       await redis.del(keys.lock(data.operationKey));
       await redis.hset(keys.op(data.operationKey), 'leaseUntil', '0');
       const other = await ops.claim({ ...data, owner: 'other', leaseMs: 60_000 });
-      if (other.kind !== 'claimed') throw new Error('expected the other claim');
+      if (other.kind !== 'go') throw new Error('expected the other claim');
       return 'late-id';
     };
     expect(await deliver(data, deps([provider([takeOver])]))).toEqual({ kind: 'stale' });

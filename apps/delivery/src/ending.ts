@@ -25,7 +25,7 @@ export async function finish(a: ClaimedAttempt, ending: Ending): Promise<Deliver
       if (!ending.reconciled) {
         a.deps.metrics.endToEnd.observe({ channel: a.job.channel }, Math.max(0, a.now() - a.job.firstArrivalAt) / 1000);
       }
-      return { kind: 'sent', provider: ending.provider, externalId: ending.externalId, reconciled: ending.reconciled };
+      return { kind: 'ended', status: 'sent', endedNow: true, provider: ending.provider, externalId: ending.externalId, reconciled: ending.reconciled };
     }
     case 'retry':
     case 'in_doubt': {
@@ -56,7 +56,7 @@ export async function finish(a: ClaimedAttempt, ending: Ending): Promise<Deliver
       a.deps.metrics.suppressed.inc({ reason: ending.reason });
       count(a, 'suppressed');
       a.log.info({ event: 'operation_suppressed', reason: ending.reason, recipient: a.job.recipient, ...ending.details }, 'operation suppressed');
-      return { kind: 'suppressed', reason: ending.reason };
+      return { kind: 'ended', status: 'suppressed', endedNow: true, reason: ending.reason };
     }
     case 'released': {
       // Back to where it stood before this claim; an unresolved doubt stays a doubt.
@@ -72,7 +72,7 @@ export async function finish(a: ClaimedAttempt, ending: Ending): Promise<Deliver
       if ((await commit(a, 'cancelled', { reason: ending.reason })) === 'stale') return stale(a);
       count(a, 'cancelled');
       a.log.info({ event: 'operation_cancelled', reason: ending.reason }, 'operation cancelled: a cancel came during an earlier attempt');
-      return { kind: 'cancelled', reason: ending.reason };
+      return { kind: 'ended', status: 'cancelled', endedNow: true, reason: ending.reason };
     }
     case 'stale':
       // Lost the lease before a commit: nothing is written (docs/protocol.md, invariant 10).
@@ -91,7 +91,7 @@ async function dead(a: ClaimedAttempt, reason: DeadReason, error: ErrorInfo, pro
     return stale(a, provider);
   }
   a.log.warn({ event: 'operation_dead', reason, error }, 'operation dead; recorded in the DLQ');
-  return { kind: 'dead', reason };
+  return { kind: 'ended', status: 'dead', endedNow: true, reason };
 }
 
 function stale(a: ClaimedAttempt, provider?: string): DeliverOutcome {
@@ -146,5 +146,5 @@ export async function waitForDocument(
   if (marked) {
     deps.logger.info({ event: 'operation_waiting', operationKey: job.operationKey, messageKey: job.messageKey, waitingFor, documentStatus: status }, 'operation waits for its document');
   }
-  return { kind: 'waiting', delayMs, reason: 'document', waitingFor };
+  return { kind: 'wait', reason: 'document', delayMs, waitingFor };
 }

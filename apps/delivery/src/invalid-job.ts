@@ -22,5 +22,5 @@ export async function recordInvalidJob(
     error: { code: 'INVALID_JOB' satisfies ErrorCode, message: entry.issues.join('; ') },
   });
   deps.metrics.dead.inc({ channel: 'unknown', reason: 'invalid_payload' });
-  return { kind: 'dead', reason: 'invalid_payload' };
+  return { kind: 'ended', status: 'dead', endedNow: true, reason: 'invalid_payload' };
 }

@@ -64,10 +64,10 @@ describe('per-recipient limits in delivery', () => {
   it('suppresses the (N+1)th operation for a recipient, journaled and counted; a redelivered job stays suppressed', async () => {
     const d = deps({ global: { max: 2, windowSeconds: 3600 } });
     const [a, b, c] = [job('x@example.com'), job('X@example.com'), job('x@example.com')];
-    expect(await deliver(a, d)).toMatchObject({ kind: 'sent' });
-    expect(await deliver(b, d)).toMatchObject({ kind: 'sent' });
+    expect(await deliver(a, d)).toMatchObject({ kind: 'ended', status: 'sent' });
+    expect(await deliver(b, d)).toMatchObject({ kind: 'ended', status: 'sent' });
     const before = await suppressedCount();
-    expect(await deliver(c, d)).toEqual({ kind: 'suppressed', reason: 'rate_limit' });
+    expect(await deliver(c, d)).toEqual({ kind: 'ended', status: 'suppressed', endedNow: true, reason: 'rate_limit' });
     expect(await suppressedCount()).toBe(before + 1);
     expect(sent).not.toContain(c.operationKey);
     const record = await ops.get(c.operationKey);
@@ -75,31 +75,31 @@ describe('per-recipient limits in delivery', () => {
     const entries = await new JournalReader(redis, keys).forOperation(c.operationKey, record?.journalIds ?? []);
     expect(entries.map((e) => [e.type, e.fields.reason])).toEqual([['suppressed', 'rate_limit']]);
     expect((await ops.history(c.operationKey)).map((h) => h.step)).toEqual(['rate_limit']);
-    expect(await deliver(c, d)).toEqual({ kind: 'terminal', status: 'suppressed' });
+    expect(await deliver(c, d)).toEqual({ kind: 'ended', status: 'suppressed', endedNow: false });
     // Other recipients are not affected.
-    expect(await deliver(job('y@example.com'), d)).toMatchObject({ kind: 'sent' });
+    expect(await deliver(job('y@example.com'), d)).toMatchObject({ kind: 'ended', status: 'sent' });
   });
 
   it('a replayed suppression passes once (and takes a slot); the limit holds for the next operation', async () => {
     const d = deps({ global: { max: 1, windowSeconds: 3600 } });
     const [a, b, c] = [job('r@example.com'), job('r@example.com'), job('r@example.com')];
     await deliver(a, d);
-    expect(await deliver(b, d)).toMatchObject({ kind: 'suppressed' });
+    expect(await deliver(b, d)).toMatchObject({ kind: 'ended', status: 'suppressed' });
     await replayOperationState(redis, keys, { operationKey: b.operationKey, by: 'alice', via: 'test' }, { retentionMs: 86_400_000 });
-    expect(await deliver(b, d)).toMatchObject({ kind: 'sent' });
-    expect(await deliver(c, d)).toMatchObject({ kind: 'suppressed' });
+    expect(await deliver(b, d)).toMatchObject({ kind: 'ended', status: 'sent' });
+    expect(await deliver(c, d)).toMatchObject({ kind: 'ended', status: 'suppressed' });
   });
 
   it('a route limit applies to that route only; a slot taken by the route is given back when the global limit stops it', async () => {
     const d = deps({ global: { max: 2, windowSeconds: 3600 }, routes: { alerts: { max: 1, windowSeconds: 3600 } } });
-    expect(await deliver(job('z@example.com', 'alerts'), d)).toMatchObject({ kind: 'sent' });
-    expect(await deliver(job('z@example.com', 'alerts'), d)).toMatchObject({ kind: 'suppressed' });
-    expect(await deliver(job('z@example.com', 'orders'), d)).toMatchObject({ kind: 'sent' });
+    expect(await deliver(job('z@example.com', 'alerts'), d)).toMatchObject({ kind: 'ended', status: 'sent' });
+    expect(await deliver(job('z@example.com', 'alerts'), d)).toMatchObject({ kind: 'ended', status: 'suppressed' });
+    expect(await deliver(job('z@example.com', 'orders'), d)).toMatchObject({ kind: 'ended', status: 'sent' });
     // The route lets it through, the global window is full: the route's slot goes back.
     const d2 = deps({ global: { max: 1, windowSeconds: 3600 }, routes: { alerts: { max: 5, windowSeconds: 3600 } } });
-    expect(await deliver(job('w@example.com', 'orders'), d2)).toMatchObject({ kind: 'sent' });
+    expect(await deliver(job('w@example.com', 'orders'), d2)).toMatchObject({ kind: 'ended', status: 'sent' });
     const stopped = job('w@example.com', 'alerts');
-    expect(await deliver(stopped, d2)).toMatchObject({ kind: 'suppressed' });
+    expect(await deliver(stopped, d2)).toMatchObject({ kind: 'ended', status: 'suppressed' });
     expect(await redis.zscore(keys.rateLimit('route:alerts', 'w@example.com'), stopped.operationKey)).toBeNull();
   });
 });

@@ -77,7 +77,7 @@ describe('a holder stalled between its lease check and its provider call', () =>
   it('still sends after a stall that its call deadline covers', async () => {
     const job = deliverJob(`stall-short-${Date.now()}`, { route: 'orders' });
     const outcome = await deliver(job, deps(stalling(50)));
-    expect(outcome).toMatchObject({ kind: 'sent' });
+    expect(outcome).toMatchObject({ kind: 'ended', status: 'sent' });
     expect(sink.requests.filter((r) => r.idempotencyKey === job.operationKey)).toHaveLength(1);
   });
 });

@@ -36,7 +36,7 @@ function sweeper(workerId = 'w1', extra: Partial<SweeperDeps> = {}): RecoverySwe
 /** Claims as a worker that then died: no lock left, no job in the queue. */
 async function abandoned(data: DeliverJobData, then?: 'in_doubt' | 'failed'): Promise<void> {
   const claim = await ops.claim({ ...data, owner: 'dead-worker', leaseMs: 2000, job: data });
-  if (claim.kind !== 'claimed') throw new Error('expected a claim');
+  if (claim.kind !== 'go') throw new Error('expected a claim');
   if (then) await ops.commit({ operationKey: data.operationKey, fence: claim.fence, outcome: then, messageKey: data.messageKey, recipient: data.recipient, channel: data.channel, nextAttemptAt: past() });
   await redis.del(keys.lock(data.operationKey));
 }
@@ -110,7 +110,7 @@ describe('RecoverySweeper', () => {
   it('drops index entries of terminal or expired operations', async () => {
     const data = job();
     const claim = await ops.claim({ ...data, owner: 'w', leaseMs: 2000, job: data });
-    if (claim.kind !== 'claimed') throw new Error('expected a claim');
+    if (claim.kind !== 'go') throw new Error('expected a claim');
     await ops.commit({ operationKey: data.operationKey, fence: claim.fence, outcome: 'sent', messageKey: data.messageKey, recipient: data.recipient, channel: data.channel, externalId: 'x' });
     // A stale entry (say, restored from an older AOF) and one whose state expired.
     await redis.zadd(keys.activeIndexOf(data.operationKey), past(), data.operationKey);

@@ -16,9 +16,9 @@ export function tracedOperations(ops: DeliverDeps['operations']): DeliverDeps['o
         const result = await ops.claim(input);
         span?.setAttributes({
           'singleshot.claim': result.kind,
-          'singleshot.fence': result.kind === 'claimed' ? result.fence : undefined,
-          'singleshot.previous_status': result.kind === 'claimed' ? result.previousStatus : undefined,
-          'singleshot.attempt': result.kind === 'claimed' ? result.attempts : undefined,
+          'singleshot.fence': result.kind === 'go' ? result.fence : undefined,
+          'singleshot.previous_status': result.kind === 'go' ? result.previousStatus : undefined,
+          'singleshot.attempt': result.kind === 'go' ? result.attempts : undefined,
         });
         return result;
       }),

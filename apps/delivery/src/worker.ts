@@ -7,6 +7,7 @@ import { RateLimiter, ReplicaBarrier, assertSlotOwners } from '@singleshot/store
 import { PartitionWorkers, consumedPartitions, documentLinkSecret, unsubscribeLinks, type Runtime } from '@singleshot/runtime';
 import { signDocumentLink } from '@singleshot/documents';
 import { deliver, type DeliverDeps, type DeliverOutcome } from './deliver';
+import { outcomeLabel } from './deliver-types';
 import { CallLimit } from './call-limit';
 import { recordInvalidJob } from './invalid-job';
 import { RecoverySweeper } from './sweeper';
@@ -135,8 +136,8 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
     {
       queue: 'deliver',
       run: (op) => limit.run(() => deliver(op, deps)),
-      kindOf: (outcome) => outcome.kind,
-      againAfterMs: (outcome) => (outcome.kind === 'retry' || outcome.kind === 'conflict' || outcome.kind === 'waiting' || outcome.kind === 'scheduled' ? outcome.delayMs : undefined),
+      kindOf: outcomeLabel,
+      againAfterMs: (outcome) => (outcome.kind === 'retry' || outcome.kind === 'conflict' || outcome.kind === 'wait' ? outcome.delayMs : undefined),
       logFields: (op, outcome) => ({ operationKey: op.operationKey, messageKey: op.messageKey, channel: op.channel, outcome }),
       invalid: (entry, where) => recordInvalidJob(deps, { operationKey: where.key, data: entry, issues: where.issues }),
       // Under the operation key, the id replay, the sweeper and the render's wake-up look up.

@@ -18,3 +18,4 @@ export * from './feedback';
 export * from './unsubscribe-token';
 export * from './digest-window';
 export * from './lifecycle';
+export * from './verdict';

@@ -40,7 +40,7 @@ describe('endDead', () => {
   it('commits dead under the fence, runs `committed`, then writes the DLQ record', async () => {
     const job = deliverJob('dead-ok');
     const claim = await ops.claim({ ...job, owner: 'w', leaseMs: 30_000, job });
-    if (claim.kind !== 'claimed') throw new Error('expected a claim');
+    if (claim.kind !== 'go') throw new Error('expected a claim');
     const order: string[] = [];
     const history = { at: Date.now(), attempt: claim.attempts, fence: claim.fence, outcome: 'dead' as const, errorCode: error.code, error: error.message };
 
@@ -57,10 +57,10 @@ describe('endDead', () => {
   it('a commit under a superseded fence writes nothing: no count, no DLQ record, the state unchanged', async () => {
     const job = deliverJob('dead-stale');
     const first = await ops.claim({ ...job, owner: 'w1', leaseMs: 30_000, job });
-    if (first.kind !== 'claimed') throw new Error('expected a claim');
+    if (first.kind !== 'go') throw new Error('expected a claim');
     await ops.commit({ operationKey: job.operationKey, fence: first.fence, outcome: 'released', messageKey: job.messageKey, recipient: job.recipient, channel: job.channel, releaseTo: 'pending', refundAttempt: true, nextAttemptAt: 0 });
     const second = await ops.claim({ ...job, owner: 'w2', leaseMs: 30_000, job });
-    if (second.kind !== 'claimed') throw new Error('expected a second claim');
+    if (second.kind !== 'go') throw new Error('expected a second claim');
     const order: string[] = [];
     const history = { at: Date.now(), attempt: first.attempts, fence: first.fence, outcome: 'dead' as const };
 

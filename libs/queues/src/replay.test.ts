@@ -28,7 +28,7 @@ function job(name: string, channel = 'webhook'): DeliverJobData {
 /** An operation that died the way delivery leaves one: state dead, DLQ record, a finished deliver job. */
 async function dead(data: DeliverJobData, reason = 'permanent'): Promise<void> {
   const claim = await ops.claim({ ...data, owner: 'w', leaseMs: 5000, job: data });
-  if (claim.kind !== 'claimed') throw new Error('expected a claim');
+  if (claim.kind !== 'go') throw new Error('expected a claim');
   await ops.commit({ operationKey: data.operationKey, fence: claim.fence, outcome: 'dead', messageKey: data.messageKey, recipient: data.recipient, channel: data.channel, reason, error: { code: 'HTTP_422', message: 'bad' } });
   await addDead(queues.dead, { operationKey: data.operationKey, job: data, reason, error: { code: 'HTTP_422', message: 'bad' }, attempts: await ops.history(data.operationKey), diedAt: Date.now() });
 }
@@ -87,7 +87,7 @@ describe('replay', () => {
     await replay(data.operationKey, who, deps);
     // Delivered after the replay; then someone replays the same id again (a second operator, an old list).
     const claim = await ops.claim({ ...data, owner: 'w', leaseMs: 5000 });
-    if (claim.kind !== 'claimed') throw new Error('expected a claim');
+    if (claim.kind !== 'go') throw new Error('expected a claim');
     await ops.commit({ operationKey: data.operationKey, fence: claim.fence, outcome: 'sent', messageKey: data.messageKey, recipient: data.recipient, channel: data.channel, provider: 'p', externalId: 'ext-1' });
     await addDead(queues.dead, { operationKey: data.operationKey, job: data, reason: 'permanent', error: { code: 'X', message: '' }, attempts: [], diedAt: 1 });
     const jobsBefore = await queues.deliver.getJobCounts();
@@ -125,7 +125,7 @@ describe('replay', () => {
   it('lists suppressed operations until they are replayed', async () => {
     const data = job('suppressed-1');
     const claim = await ops.claim({ ...data, owner: 'w', leaseMs: 5000, job: data });
-    if (claim.kind !== 'claimed') throw new Error('expected a claim');
+    if (claim.kind !== 'go') throw new Error('expected a claim');
     await ops.commit({ operationKey: data.operationKey, fence: claim.fence, outcome: 'suppressed', messageKey: data.messageKey, recipient: data.recipient, channel: data.channel, reason: 'rate_limit', error: { code: 'RATE_LIMIT', message: 'global: 2 of 2' } });
     expect(await listSuppressedOperations(deps, { filter: 'rate_limit' })).toEqual([
       expect.objectContaining({ operationKey: data.operationKey, recipient: data.recipient, channel: 'webhook', reason: 'rate_limit', error: 'global: 2 of 2' }),

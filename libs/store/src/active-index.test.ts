@@ -28,7 +28,7 @@ const score = (key: string) => redis.zscore(keys.activeIndexOf(key), key);
 
 async function claimed(key: string): Promise<string> {
   const claim = await ops.claim(claimInput(key));
-  if (claim.kind !== 'claimed') throw new Error(`expected a claim, got ${claim.kind}`);
+  if (claim.kind !== 'go') throw new Error(`expected a claim, got ${claim.kind}`);
   return claim.fence;
 }
 
@@ -122,7 +122,7 @@ describe('replay state script', () => {
     expect(entries[1]?.fields).toMatchObject({ by: 'alice', via: 'cli', from: 'dead', reason: 'permanent' });
     expect((await ops.history(key)).at(-1)).toMatchObject({ step: 'replay', outcome: 'replayed', by: 'alice', via: 'cli' });
     // The next claim starts at attempt 1 with a higher fence: an old holder can never commit.
-    expect(await ops.claim(claimInput(key))).toMatchObject({ kind: 'claimed', attempts: 1, previousStatus: 'pending', fence: String(Number(fence) + 1), limitBypass: false });
+    expect(await ops.claim(claimInput(key))).toMatchObject({ kind: 'go', attempts: 1, previousStatus: 'pending', fence: String(Number(fence) + 1), limitBypass: false });
   });
 
   it('a replayed suppression passes the limit once and leaves the suppressed list', async () => {
@@ -131,7 +131,7 @@ describe('replay state script', () => {
     expect((await listSuppressed(redis, keys, { retentionMs, now })).map((e) => e.operationKey)).toContain(key);
     expect(await replayOperationState(redis, keys, { operationKey: key, ...who }, { retentionMs, now })).toMatchObject({ kind: 'replayed', from: 'suppressed' });
     expect((await listSuppressed(redis, keys, { retentionMs, now })).map((e) => e.operationKey)).not.toContain(key);
-    expect(await ops.claim(claimInput(key))).toMatchObject({ kind: 'claimed', limitBypass: true });
+    expect(await ops.claim(claimInput(key))).toMatchObject({ kind: 'go', limitBypass: true });
   });
 
   it('refuses a sent operation ("already sent"), one in progress, and an unknown one, changing nothing', async () => {

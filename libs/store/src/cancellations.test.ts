@@ -45,7 +45,7 @@ afterAll(async () => {
 
 async function claimed(operationKey: string, messageKey: string) {
   const claim = await ops.claim(claimOf(operationKey, messageKey));
-  if (claim.kind !== 'claimed') throw new Error(`expected a claim, got ${claim.kind}`);
+  if (claim.kind !== 'go') throw new Error(`expected a claim, got ${claim.kind}`);
   return claim;
 }
 
@@ -53,7 +53,7 @@ describe('cancel against claim and commit', () => {
   it('cancel first: the operation is cancelled and every later claim finds it terminal', async () => {
     const [op, msg] = [fresh(), fresh()];
     expect((await cancels.cancelOperation({ operationKey: op, messageKey: msg, recipient: 'a@example.com', channel: 'email' }, who)).outcome).toBe('cancelled');
-    expect(await ops.claim(claimOf(op, msg))).toEqual({ kind: 'terminal', status: 'cancelled' });
+    expect(await ops.claim(claimOf(op, msg))).toEqual({ kind: 'ended', status: 'cancelled', endedNow: false });
     const again = await cancels.cancelOperation({ operationKey: op, messageKey: msg, recipient: '', channel: '' }, who);
     expect(again).toEqual({ operationKey: op, recipient: 'a@example.com', channel: 'email', outcome: 'already_cancelled' });
     const record = await ops.get(op);
@@ -66,7 +66,7 @@ describe('cancel against claim and commit', () => {
     expect((await cancels.cancelOperation({ operationKey: op, messageKey: msg, recipient: '', channel: '' }, who)).outcome).toBe('in_flight');
     expect((await ops.commit({ ...commitOf(op, msg, claim.fence), outcome: 'failed', error: { code: 'HTTP_503', message: 'busy' } })).kind).toBe('ok');
     expect((await ops.get(op))?.status).toBe('cancelled');
-    expect(await ops.claim(claimOf(op, msg))).toEqual({ kind: 'terminal', status: 'cancelled' });
+    expect(await ops.claim(claimOf(op, msg))).toEqual({ kind: 'ended', status: 'cancelled', endedNow: false });
   });
 
   it('claim first, then a cancel: an attempt that got through stands (sent), and the cancel said in_flight', async () => {
@@ -94,7 +94,7 @@ describe('cancel against claim and commit', () => {
     const job = { operationKey: op, messageKey: msg, recipient: 'a@example.com', channel: 'email' };
     expect(await ops.schedule(job, clock + 60_000, 'send_at', 60_000)).toBe(true);
     expect(await ops.schedule(job, clock + 90_000, 'send_at', 60_000)).toBe(false);
-    expect(await ops.claim(claimOf(op, msg))).toEqual({ kind: 'early', dueAt: clock + 60_000 });
+    expect(await ops.claim(claimOf(op, msg))).toEqual({ kind: 'wait', reason: 'scheduled', untilMs: clock + 60_000 });
     expect(await redis.zscore(keys.scheduledIndexOf(op), op)).toBe(String(clock + 60_000));
     expect((await cancels.cancelOperation(job, who)).outcome).toBe('cancelled');
     expect(await redis.zscore(keys.scheduledIndexOf(op), op)).toBeNull();

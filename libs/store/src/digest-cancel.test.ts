@@ -156,7 +156,7 @@ describe('cancelling a digest member through its message', () => {
     await records.write({ id, group: g, seq: 1, route: 'stock', recipient: 'b@x.test', key: 'sup-3', reason: 'max_items', openedAt: 1000, closeAt: 2000, closedAt: 1000, members: [m, other], state: 'flush', operationKey: flushOp });
     expect((await cancels.cancelMessage(m, undefined, who)).operations[0]).toMatchObject({ outcome: 'digest_closed', operationKey: flushOp });
     const claim = await ops.claim({ operationKey: flushOp, messageKey: id, recipient: 'b@x.test', channel: 'webhook', owner: 'w1', leaseMs: 30_000 });
-    if (claim.kind !== 'claimed') throw new Error(`expected a claim, got ${claim.kind}`);
+    if (claim.kind !== 'go') throw new Error(`expected a claim, got ${claim.kind}`);
     await ops.commit({ operationKey: flushOp, messageKey: id, recipient: 'b@x.test', channel: 'webhook', fence: claim.fence, outcome: 'sent', provider: 'primary', externalId: 'x-1' });
     expect((await cancels.cancelMessage(m, undefined, who)).operations[0]).toMatchObject({ outcome: 'already_sent', operationKey: flushOp, digest: { id } });
     expect((await records.read(id))?.members).toEqual([m, other]);

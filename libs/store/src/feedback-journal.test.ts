@@ -45,7 +45,7 @@ describe('JournalReader.forOperation', () => {
   it('lists the operation feedback entries with those its state remembers, oldest first', async () => {
     const key = op(1);
     const claim = await ops.claim({ ...base(key), owner: 'w1', leaseMs: 60_000 });
-    if (claim.kind !== 'claimed') throw new Error(`claim: ${claim.kind}`);
+    if (claim.kind !== 'go') throw new Error(`claim: ${claim.kind}`);
     await ops.commit({ ...base(key), fence: claim.fence, outcome: 'sent', provider: 'pm', externalId: 'x-1' });
     expect((await feedback.record(key, event('Delivery:1', 'delivered'))).result).toBe('recorded');
     expect((await feedback.record(key, event('Bounce:2', 'bounced', true))).result).toBe('recorded');
@@ -68,7 +68,7 @@ describe('JournalReader.forOperation', () => {
   it('finds them for an operation whose state remembers no entry yet', async () => {
     const key = op(2);
     const claim = await ops.claim({ ...base(key), owner: 'w1', leaseMs: 60_000 });
-    if (claim.kind !== 'claimed') throw new Error(`claim: ${claim.kind}`);
+    if (claim.kind !== 'go') throw new Error(`claim: ${claim.kind}`);
     expect((await ops.get(key))?.journalIds).toEqual([]);
     expect((await feedback.record(key, event('Delivery:3', 'delivered'))).result).toBe('recorded');
     expect((await journal.forOperation(key, [])).map((e) => [e.type, e.fields.op, e.fields.extId])).toEqual([['feedback', key, 'Delivery:3']]);

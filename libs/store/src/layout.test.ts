@@ -91,10 +91,10 @@ describe('scripts on a shard of a newer layout', () => {
   it('claim, commit, cancel, schedule, wait and replay refuse and change nothing', async () => {
     const sending = op();
     const claim = await ops.claim({ ...sending, owner: 'w', leaseMs: 60_000 });
-    if (claim.kind !== 'claimed') throw new Error(`setup claim answered ${claim.kind}`);
+    if (claim.kind !== 'go') throw new Error(`setup claim answered ${claim.kind}`);
     const dead = op();
     const second = await ops.claim({ ...dead, owner: 'w', leaseMs: 60_000 });
-    if (second.kind !== 'claimed') throw new Error(`setup claim answered ${second.kind}`);
+    if (second.kind !== 'go') throw new Error(`setup claim answered ${second.kind}`);
     await ops.commit({ ...dead, fence: second.fence, outcome: 'dead', reason: 'permanent' });
     await redis.set(keys.layout(0), String(LAYOUT_VERSION + 1));
     await redis.set(keys.layout(1), String(LAYOUT_VERSION + 1));

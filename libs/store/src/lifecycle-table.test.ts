@@ -46,7 +46,7 @@ async function commit(op: Op, fence: string, outcome: 'sent' | 'in_doubt' | 'fai
 /** A claim that must succeed: the setups below are built from real steps only. */
 async function claimed(op: Op, leaseMs?: number): Promise<string> {
   const c = await claim(op, leaseMs);
-  if (c.kind !== 'claimed') throw new Error(`setup claim answered ${c.kind}`);
+  if (c.kind !== 'go') throw new Error(`setup claim answered ${c.kind}`);
   return c.fence;
 }
 
@@ -91,7 +91,7 @@ async function step(op: Op, event: LifecycleEvent, fence: string): Promise<{ cla
       await ops.wait(op, { reason: 'document', untilMs: clock + 1_000, waitingFor: 'document:d', waitingKey: 'd' });
       return {};
     case 'claim':
-      return { claimed: (await claim(op)).kind === 'claimed' };
+      return { claimed: (await claim(op)).kind === 'go' };
     case 'cancel':
       await cancels.cancelOperation(op, { by: 't', reason: 'step' });
       return {};
@@ -169,7 +169,7 @@ describe('the transition table against the scripts', () => {
   it('a claim before a scheduled time changes nothing (early)', async () => {
     const op = freshOp();
     await ops.schedule(op, clock + 60_000, 'send_at', 1_000);
-    expect(await claim(op)).toMatchObject({ kind: 'early' });
+    expect(await claim(op)).toMatchObject({ kind: 'wait', reason: 'scheduled' });
     expect(await observe(op)).toEqual({ status: 'scheduled', journal: ['scheduled'] });
   });
 });

@@ -61,7 +61,7 @@ async function notify(event: number): Promise<{ messageKey: string; operationKey
       firstArrivalAt: 1_700_000_000_000,
     };
     const claim = await ops.claim({ operationKey, messageKey, recipient, channel: 'email', owner: 'delivery-1:4242', leaseMs: 30_000, job });
-    if (claim.kind !== 'claimed') throw new Error(`expected a claim, got ${claim.kind}`);
+    if (claim.kind !== 'go') throw new Error(`expected a claim, got ${claim.kind}`);
     const externalId = `0a1b2c3d-${String(event).padStart(4, '0')}-4e5f-8a9b-0c1d2e3f4a5b`;
     const done = await ops.commit({
       operationKey,
@@ -119,7 +119,7 @@ describe('memory per retained operation', () => {
     const job = { operationKey, messageKey, recipient: 'x@example.com', channel: 'email', text: 'y'.repeat(500) };
     const base = { operationKey, messageKey, recipient: 'x@example.com', channel: 'email' };
     const first = await ops.claim({ ...base, owner: 'w', leaseMs: 30_000, job });
-    if (first.kind !== 'claimed') throw new Error(`expected a claim, got ${first.kind}`);
+    if (first.kind !== 'go') throw new Error(`expected a claim, got ${first.kind}`);
     const error = { code: 'HTTP_503' as const, message: `upstream said: ${'busy '.repeat(60)}` };
     await ops.commit({ ...base, fence: first.fence, outcome: 'failed', error, provider: 'postmark' });
     expect(await redis.object('ENCODING', keys.op(operationKey))).toBe('listpack');
@@ -127,7 +127,7 @@ describe('memory per retained operation', () => {
     expect((await ops.summaries([operationKey]))[0]?.lastError).toBe(error.message);
 
     const second = await ops.claim({ ...base, owner: 'w', leaseMs: 30_000, job });
-    if (second.kind !== 'claimed') throw new Error(`expected a claim, got ${second.kind}`);
+    if (second.kind !== 'go') throw new Error(`expected a claim, got ${second.kind}`);
     await ops.commit({ ...base, fence: second.fence, outcome: 'dead', reason: 'permanent', error: { code: 'HTTP_422', message: 'invalid' } });
     expect(await redis.object('ENCODING', keys.op(operationKey))).toBe('listpack');
     expect(await ops.storedJob(operationKey)).toEqual(job);

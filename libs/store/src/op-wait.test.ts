@@ -51,7 +51,7 @@ describe('the waiting mark', () => {
     expect(await documents.waitingCount()).toBe(1);
 
     const claim = await ops.claim({ ...o, owner: 'w', leaseMs: 30_000 });
-    expect(claim.kind).toBe('claimed');
+    expect(claim.kind).toBe('go');
     expect(await mark(o.operationKey)).toEqual({});
     expect(await indexed(o.operationKey)).toBe(false);
   });
@@ -87,7 +87,7 @@ describe('the waiting mark', () => {
     const o = op();
     await ops.wait(o, { reason: 'document', untilMs: clock + 1_000, waitingFor: 'document:po', waitingKey: 'doc-4' });
     await redis.hset(keys.suppressionCopyOf(o.operationKey, o.recipient), 's|email|*', '');
-    expect((await ops.claim({ ...o, owner: 'w', leaseMs: 30_000 })).kind).toBe('suppressed');
+    expect(await ops.claim({ ...o, owner: 'w', leaseMs: 30_000 })).toMatchObject({ kind: 'ended', status: 'suppressed', endedNow: true });
     expect(await mark(o.operationKey)).toEqual({});
     expect(await indexed(o.operationKey)).toBe(false);
   });

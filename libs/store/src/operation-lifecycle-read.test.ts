@@ -64,7 +64,7 @@ describe('the reader of scheduled and cancelled operations', () => {
 
   it('reads a cancel asked for while an attempt holds the operation as cancelRequested', async () => {
     const claim = await ops.claim({ ...job(key(4)), owner: 'w1', leaseMs: 10_000 });
-    expect(claim.kind).toBe('claimed');
+    expect(claim.kind).toBe('go');
     const done = await cancels.cancelOperation(job(key(4)), { by: 'dashboard:admin', reason: 'too late?' });
     expect(done.outcome).toBe('in_flight');
     const record = await ops.get(key(4));

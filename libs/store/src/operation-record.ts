@@ -1,12 +1,10 @@
-import type { OperationStatus, WaitMark } from '@singleshot/core';
+import type { CommitOutcome, OperationStatus, WaitMark } from '@singleshot/core';
 
 // The operation's data as the store hands it out: the state hash (`KeyBuilder.op`),
 // its large values (`KeyBuilder.opData`: the stored job, the last error's text) and
 // the history list (`KeyBuilder.history`). Only the store reads or writes their
 // fields (docs/architecture.md, "Key layout"); everybody else gets these types.
 
-/** What a commit records as the outcome of an attempt. */
-export type CommitOutcome = 'sent' | 'in_doubt' | 'failed' | 'dead' | 'suppressed' | 'released' | 'cancelled';
 
 /**
  * What an attempt record stands for: a provider call (`send`), a reconciliation

@@ -43,14 +43,14 @@ afterAll(async () => {
 describe('claim / commit / fence', () => {
   it('claims once; a second claim while the lock is held is a conflict', async () => {
     const first = await ops.claim(base(op(1)));
-    expect(first).toMatchObject({ kind: 'claimed', fence: '1', previousStatus: 'pending', attempts: 1 });
+    expect(first).toMatchObject({ kind: 'go', fence: '1', previousStatus: 'pending', attempts: 1 });
     const second = await ops.claim({ ...base(op(1)), owner: 'w2' });
     expect(second.kind).toBe('conflict');
   });
 
   it('commits sent once; later claims report a duplicate and the journal has one sent entry', async () => {
     const claim = await ops.claim(base(op(2)));
-    if (claim.kind !== 'claimed') throw new Error('expected claim');
+    if (claim.kind !== 'go') throw new Error('expected claim');
     const commit = await ops.commit({
       operationKey: op(2),
       fence: claim.fence,
@@ -64,7 +64,7 @@ describe('claim / commit / fence', () => {
     });
     expect(commit.kind).toBe('ok');
     const again = await ops.claim(base(op(2)));
-    expect(again).toEqual({ kind: 'duplicate', provider: 'p1', externalId: 'ext-1', attempts: 1 });
+    expect(again).toEqual({ kind: 'ended', status: 'sent', endedNow: false, provider: 'p1', externalId: 'ext-1' });
     const record = await ops.get(op(2));
     expect(record).toMatchObject({ status: 'sent', externalId: 'ext-1', provider: 'p1' });
     const entries = await journal.forOperation(op(2), record!.journalIds);
@@ -74,13 +74,13 @@ describe('claim / commit / fence', () => {
 
   it('rejects a stale fence after the lease expired and another worker claimed', async () => {
     const a = await ops.claim({ ...base(op(3)), leaseMs: 50 });
-    if (a.kind !== 'claimed') throw new Error('expected claim');
+    if (a.kind !== 'go') throw new Error('expected claim');
     // Let the real PX lease run out (Redis time, not the injected clock).
     await new Promise((r) => setTimeout(r, 120));
     expect(await ops.extend(op(3), a.fence, 1000)).toBe(true); // nobody claimed since: re-taken
     await new Promise((r) => setTimeout(r, 1100));
     const b = await ops.claim({ ...base(op(3)), owner: 'w2' });
-    expect(b).toMatchObject({ kind: 'claimed', fence: '2', previousStatus: 'sending' });
+    expect(b).toMatchObject({ kind: 'go', fence: '2', previousStatus: 'sending' });
     expect(await ops.extend(op(3), a.fence, 1000)).toBe(false);
     const stale = await ops.commit({
       operationKey: op(3), fence: a.fence, outcome: 'sent', messageKey: 'm', recipient: 'r', channel: 'c', externalId: 'x',
@@ -95,7 +95,7 @@ describe('claim / commit / fence', () => {
 
   it('accepts a commit after the lease expired when no later claim exists', async () => {
     const a = await ops.claim({ ...base(op(4)), leaseMs: 30 });
-    if (a.kind !== 'claimed') throw new Error('expected claim');
+    if (a.kind !== 'go') throw new Error('expected claim');
     await new Promise((r) => setTimeout(r, 80));
     const commit = await ops.commit({
       operationKey: op(4), fence: a.fence, outcome: 'in_doubt', messageKey: 'm', recipient: 'r', channel: 'c',
@@ -103,14 +103,14 @@ describe('claim / commit / fence', () => {
     });
     expect(commit.kind).toBe('ok');
     const next = await ops.claim(base(op(4)));
-    expect(next).toMatchObject({ kind: 'claimed', previousStatus: 'in_doubt', attempts: 2 });
+    expect(next).toMatchObject({ kind: 'go', previousStatus: 'in_doubt', attempts: 2 });
   });
 
   it('dead and suppressed are terminal for claims', async () => {
     const a = await ops.claim(base(op(5)));
-    if (a.kind !== 'claimed') throw new Error('expected claim');
+    if (a.kind !== 'go') throw new Error('expected claim');
     await ops.commit({ operationKey: op(5), fence: a.fence, outcome: 'dead', messageKey: 'm', recipient: 'r', channel: 'c', reason: 'permanent' });
-    expect(await ops.claim(base(op(5)))).toEqual({ kind: 'terminal', status: 'dead' });
+    expect(await ops.claim(base(op(5)))).toEqual({ kind: 'ended', status: 'dead', endedNow: false });
   });
 
   it('lets exactly one of 50 concurrent claimers through', async () => {
@@ -119,7 +119,7 @@ describe('claim / commit / fence', () => {
     const results = await Promise.all(
       Array.from({ length: 50 }, (_, i) => stores[i % 5]!.claim({ ...base(op(6)), owner: `w${i}` })),
     );
-    expect(results.filter((r) => r.kind === 'claimed')).toHaveLength(1);
+    expect(results.filter((r) => r.kind === 'go')).toHaveLength(1);
     expect(results.filter((r) => r.kind === 'conflict')).toHaveLength(49);
     connections.forEach((c) => c.disconnect());
   });
@@ -159,7 +159,7 @@ describe('commit idempotency', () => {
   // just before the crash must not journal twice when it arrives again.
   it('a repeated sent commit with the same fence is a no-op', async () => {
     const claim = await ops.claim(base(op(7)));
-    if (claim.kind !== 'claimed') throw new Error('expected claim');
+    if (claim.kind !== 'go') throw new Error('expected claim');
     const input = { operationKey: op(7), fence: claim.fence, outcome: 'sent' as const, messageKey: 'm', recipient: 'r', channel: 'c', externalId: 'e1' };
     expect((await ops.commit(input)).kind).toBe('ok');
     expect(await ops.commit(input)).toEqual({ kind: 'ok', journalId: '' });
@@ -174,10 +174,10 @@ describe('times through the packed script options', () => {
   it('ms timestamps arrive in the hash, the index and the journal as exact integers', async () => {
     const key = op(900);
     const claim = await ops.claim(base(key));
-    if (claim.kind !== 'claimed') throw new Error('expected claim');
+    if (claim.kind !== 'go') throw new Error('expected claim');
     await ops.commit({ ...base(key), fence: claim.fence, outcome: 'failed', error: { code: 'HTTP_503', message: 'busy' }, nextAttemptAt: clock + 12_345 });
     const claim2 = await ops.claim(base(key));
-    if (claim2.kind !== 'claimed') throw new Error('expected claim');
+    if (claim2.kind !== 'go') throw new Error('expected claim');
     // A claim writes no claim time of its own (it is the claim's updatedAt).
     expect(await redis.hget(keys.op(key), 'claimedAt')).toBeNull();
     const done = await ops.commit({ ...base(key), fence: claim2.fence, outcome: 'sent', provider: 'p1', externalId: 'x-1' });

@@ -1,35 +1,12 @@
 import type { RedisClient } from './connection';
-import type { AnyErrorCode, OperationStatus, WaitMark } from '@singleshot/core';
+import type { AnyErrorCode, CommitOutcome, OperationStatus, RecipientStop, TerminalStatus, Verdict, WaitMark } from '@singleshot/core';
 import type { KeyBuilder } from './keys';
 import { OperationReader } from './operation-reader';
-import type { AttemptRecord, CommitOutcome } from './operation-record';
+import type { AttemptRecord } from './operation-record';
 import { decimal } from './script-options';
 import { runScript } from './scripts';
 
-export type { AttemptRecord, AttemptStep, CommitOutcome, OperationProbe, OperationRecord, OperationSummary } from './operation-record';
-
-export type ClaimResult =
-  | {
-      kind: 'claimed';
-      fence: string;
-      /** Status before this claim: `sending` or `in_doubt` mean "reconcile before sending". */
-      previousStatus: OperationStatus;
-      attempts: number;
-      lastProvider: string;
-      /** A replay released this operation from a rate-limit suppression: skip the limit once. */
-      limitBypass: boolean;
-      /** A cancel came while an earlier attempt was in flight: reconcile, never send. */
-      cancelRequested: boolean;
-      /** The recipient became suppressed (or opted out) after an earlier attempt that may have got through: reconcile, never send. */
-      stopReason?: 'recipient_suppressed' | 'opted_out';
-    }
-  /** The recipient is suppressed or opted out: ended `suppressed` by the claim, nothing sent. */
-  | { kind: 'suppressed'; reason: 'recipient_suppressed' | 'opted_out' }
-  /** Scheduled for later (`dueAt`, ms): not claimed, no attempt used. */
-  | { kind: 'early'; dueAt: number }
-  | { kind: 'duplicate'; provider: string; externalId: string; attempts: number }
-  | { kind: 'terminal'; status: OperationStatus }
-  | { kind: 'conflict'; retryInMs: number };
+export type { AttemptRecord, AttemptStep, OperationProbe, OperationRecord, OperationSummary } from './operation-record';
 
 export interface CommitInput {
   operationKey: string;
@@ -106,7 +83,7 @@ export class OperationStore extends OperationReader {
      * default) suits a claim that never calls a provider.
      */
     settleMs?: number;
-  }): Promise<ClaimResult> {
+  }): Promise<Verdict> {
     const now = this.now();
     const k = this.keys;
     const raw = (await runScript(
@@ -145,7 +122,7 @@ export class OperationStore extends OperationReader {
     switch (kind) {
       case 'claimed':
         return {
-          kind,
+          kind: 'go',
           fence: String(n),
           previousStatus: status as OperationStatus,
           attempts: Number(attempts),
@@ -155,13 +132,14 @@ export class OperationStore extends OperationReader {
           ...(stopReason === 'recipient_suppressed' || stopReason === 'opted_out' ? { stopReason } : {}),
         };
       case 'suppressed':
-        return { kind, reason: status as 'recipient_suppressed' | 'opted_out' };
+        return { kind: 'ended', status: 'suppressed', endedNow: true, reason: status as RecipientStop };
       case 'early':
-        return { kind, dueAt: Number(n) };
+        return { kind: 'wait', reason: 'scheduled', untilMs: Number(n) };
       case 'duplicate':
-        return { kind, provider, externalId, attempts: Number(attempts) };
+        return { kind: 'ended', status: 'sent', endedNow: false, provider, externalId };
       case 'terminal':
-        return { kind, status: status as OperationStatus };
+        // Only a cancel asked for while nothing was in flight ends here (claim.lua); every other terminal status was there before.
+        return n === 'cancel_requested' ? { kind: 'ended', status: 'cancelled', endedNow: true, reason: 'cancel_requested' } : { kind: 'ended', status: status as TerminalStatus, endedNow: false };
       case 'conflict':
         return { kind, retryInMs: Math.max(1, Number(n)) };
       default:

@@ -57,7 +57,7 @@ describe('retained records: one expiry for writes close together, never less tha
     const ops = new OperationStore(redis, keys, { retentionMs });
     const k = key(4);
     const claim = await ops.claim({ operationKey: k, messageKey: key(5), recipient: 'a@example.com', channel: 'email', owner: 'w1', leaseMs: 1000 });
-    if (claim.kind !== 'claimed') throw new Error('expected a claim');
+    if (claim.kind !== 'go') throw new Error('expected a claim');
     const claimed = await expiry(keys.op(k));
     await ops.commit({ operationKey: k, fence: claim.fence, outcome: 'sent', messageKey: key(5), recipient: 'a@example.com', channel: 'email', provider: 'p', externalId: 'x', history: { at: Date.now(), attempt: 1, fence: claim.fence, outcome: 'sent', provider: 'p', externalId: 'x' } });
     const committedAt = Date.now();

@@ -47,54 +47,54 @@ describe('suppressions in the claim', () => {
     expect(await supp.add({ channel: 'email', recipient: 'bounced@x.test', reason: 'hard_bounce', origin: 'bounce', by: 'feedback' })).toBe(false);
     for (let i = 0; i < 8; i++) {
       const claim = claimOf('bounced@x.test', { category: i % 2 ? 'billing' : undefined, required: i % 3 === 0 });
-      expect(await ops.claim(claim)).toEqual({ kind: 'suppressed', reason: 'recipient_suppressed' });
+      expect(await ops.claim(claim)).toEqual({ kind: 'ended', status: 'suppressed', endedNow: true, reason: 'recipient_suppressed' });
       expect(await redis.zscore(keys.suppressedIndexOf(claim.operationKey), claim.operationKey)).not.toBeNull();
       expect((await ops.get(claim.operationKey))?.status).toBe('suppressed');
     }
-    expect((await ops.claim(claimOf('bounced@x.test', { channel: 'sms' }))).kind).toBe('claimed');
+    expect((await ops.claim(claimOf('bounced@x.test', { channel: 'sms' }))).kind).toBe('go');
   });
 
   it('an opt-out of a category holds back that category, not a required route, not another category', async () => {
     expect(await supp.setOptOuts('optout@x.test', [{ channel: 'email', category: 'news' }], 'api')).toBe(1);
-    expect(await ops.claim(claimOf('optout@x.test', { category: 'news' }))).toEqual({ kind: 'suppressed', reason: 'opted_out' });
-    expect((await ops.claim(claimOf('optout@x.test', { category: 'news', required: true }))).kind).toBe('claimed');
-    expect((await ops.claim(claimOf('optout@x.test', { category: 'billing' }))).kind).toBe('claimed');
+    expect(await ops.claim(claimOf('optout@x.test', { category: 'news' }))).toEqual({ kind: 'ended', status: 'suppressed', endedNow: true, reason: 'opted_out' });
+    expect((await ops.claim(claimOf('optout@x.test', { category: 'news', required: true }))).kind).toBe('go');
+    expect((await ops.claim(claimOf('optout@x.test', { category: 'billing' }))).kind).toBe('go');
     // PUT semantics: the new set replaces the old one.
     expect(await supp.setOptOuts('optout@x.test', [{ category: 'billing' }], 'api')).toBe(2);
-    expect((await ops.claim(claimOf('optout@x.test', { category: 'news' }))).kind).toBe('claimed');
-    expect(await ops.claim(claimOf('optout@x.test', { category: 'billing', channel: 'sms' }))).toEqual({ kind: 'suppressed', reason: 'opted_out' });
+    expect((await ops.claim(claimOf('optout@x.test', { category: 'news' }))).kind).toBe('go');
+    expect(await ops.claim(claimOf('optout@x.test', { category: 'billing', channel: 'sms' }))).toEqual({ kind: 'ended', status: 'suppressed', endedNow: true, reason: 'opted_out' });
     expect((await supp.get('optout@x.test')).optOuts.map((o) => [o.channel, o.category])).toEqual([[undefined, 'billing']]);
   });
 
   it('an expired suppression no longer holds; a removed one neither, and nothing suppressed before is claimed again', async () => {
     await supp.add({ channel: 'email', recipient: 'soft@x.test', reason: 'operator', origin: 'operator', by: 'ops', expiresAt: clock + 1_000 });
     const held = claimOf('soft@x.test');
-    expect((await ops.claim(held)).kind).toBe('suppressed');
+    expect(await ops.claim(held)).toMatchObject({ kind: 'ended', status: 'suppressed', endedNow: true });
     clock += 2_000;
-    expect((await ops.claim(claimOf('soft@x.test'))).kind).toBe('claimed');
+    expect((await ops.claim(claimOf('soft@x.test'))).kind).toBe('go');
     await supp.add({ channel: 'email', recipient: 'ops@x.test', reason: 'operator', origin: 'operator', by: 'ops' });
     const before = claimOf('ops@x.test');
-    expect((await ops.claim(before)).kind).toBe('suppressed');
+    expect(await ops.claim(before)).toMatchObject({ kind: 'ended', status: 'suppressed', endedNow: true });
     expect(await supp.remove({ channel: 'email', recipient: 'ops@x.test', by: 'ops' })).toBe(true);
-    expect((await ops.claim(claimOf('ops@x.test'))).kind).toBe('claimed');
-    expect(await ops.claim({ ...before, owner: 'w2' })).toEqual({ kind: 'terminal', status: 'suppressed' });
+    expect((await ops.claim(claimOf('ops@x.test'))).kind).toBe('go');
+    expect(await ops.claim({ ...before, owner: 'w2' })).toEqual({ kind: 'ended', status: 'suppressed', endedNow: false });
   });
 
   it('a repeat with an expiry leaves the first one standing in the claim too, not only in the record', async () => {
     await supp.add({ channel: 'email', recipient: 'first@x.test', reason: 'hard_bounce', origin: 'bounce', by: 'feedback' });
     expect(await supp.add({ channel: 'email', recipient: 'first@x.test', reason: 'operator', origin: 'operator', by: 'ops', expiresAt: clock + 1_000 })).toBe(false);
     clock += 2_000;
-    expect(await ops.claim(claimOf('first@x.test'))).toEqual({ kind: 'suppressed', reason: 'recipient_suppressed' });
+    expect(await ops.claim(claimOf('first@x.test'))).toEqual({ kind: 'ended', status: 'suppressed', endedNow: true, reason: 'recipient_suppressed' });
     expect((await supp.get('first@x.test')).suppressions).toMatchObject([{ reason: 'hard_bounce' }]);
   });
 
   it('a suppression during an in-doubt attempt: the next claim reconciles and does not send', async () => {
     const claim = claimOf('doubt@x.test');
     const first = await ops.claim(claim);
-    if (first.kind !== 'claimed') throw new Error(first.kind);
+    if (first.kind !== 'go') throw new Error(first.kind);
     await ops.commit({ operationKey: claim.operationKey, messageKey: claim.messageKey, recipient: claim.recipient, channel: claim.channel, fence: first.fence, outcome: 'in_doubt', provider: 'p', error: { code: 'DEADLINE', message: 't' } });
     await supp.add({ channel: 'email', recipient: 'doubt@x.test', reason: 'complaint', origin: 'complaint', by: 'feedback' });
-    expect(await ops.claim(claim)).toMatchObject({ kind: 'claimed', previousStatus: 'in_doubt', stopReason: 'recipient_suppressed' });
+    expect(await ops.claim(claim)).toMatchObject({ kind: 'go', previousStatus: 'in_doubt', stopReason: 'recipient_suppressed' });
   });
 });
 

@@ -82,7 +82,7 @@ async function sentOperation(name: string, recipient: string, channel = 'email',
   const operationKey = sha256Hex(`feedback-test:${name}`);
   const data = { operationKey, messageKey: sha256Hex(`msg:${name}`), recipient, channel };
   const claim = await rt.operations.claim({ ...data, owner: 'test', leaseMs: 60_000 });
-  if (claim.kind !== 'claimed') throw new Error(`claim: ${claim.kind}`);
+  if (claim.kind !== 'go') throw new Error(`claim: ${claim.kind}`);
   await rt.operations.commit({ ...data, fence: claim.fence, outcome: 'sent', provider, externalId: `ext-${name}` });
   return operationKey;
 }

@@ -52,7 +52,7 @@ async function sentOperation(name: string, recipient: string): Promise<string> {
   const operationKey = sha256Hex(`feedback-wide-ids:${name}`);
   const data = { operationKey, messageKey: sha256Hex(`msg:${name}`), recipient, channel: 'email' };
   const claim = await rt.operations.claim({ ...data, owner: 'test', leaseMs: 60_000 });
-  if (claim.kind !== 'claimed') throw new Error(`claim: ${claim.kind}`);
+  if (claim.kind !== 'go') throw new Error(`claim: ${claim.kind}`);
   await rt.operations.commit({ ...data, fence: claim.fence, outcome: 'sent', provider: 'postmark-smtp', externalId: `ext-${name}` });
   return operationKey;
 }

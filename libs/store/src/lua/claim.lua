@@ -36,7 +36,9 @@
     { "upgrade_required", held }  the shard holds another layout (include/layout.lua): nothing done
     { "claimed", fence, previousStatus, attempts, lastProvider, externalId, limitBypass, cancelRequested, stopReason }
     { "duplicate", 0, "sent", attempts, provider, externalId, "", "", "" }   already sent
-    { "terminal", 0, status, attempts, provider, "", "", "", "" }            dead, suppressed or cancelled
+    { "terminal", 0, status, attempts, provider, "", "", "", "" }            dead, suppressed or cancelled before
+    { "terminal", "cancel_requested", "cancelled", attempts, provider, ... } cancelled here: a cancel asked for
+                                                                             while an attempt was in flight
     { "suppressed", 0, reason, attempts, "", "", "", "", "" }                ended suppressed here
     { "conflict", pttl, status, attempts, "", "", "", "", "" }               another holder has the lock, or an
                                                                              earlier holder's call may still land
@@ -108,7 +110,7 @@ if cancelRequested == '1' and status ~= 'sending' and status ~= 'in_doubt' then
   local ids = redis.call('HGET', opKey, 'journalIds')
   redis.call('HSET', opKey, 'status', 'cancelled', 'updatedAt', now, 'journalIds', ids and (ids .. ',' .. id) or id)
   redis.call('ZREM', indexKey, o.operationKey)
-  return { 'terminal', 0, 'cancelled', attempts, provider, '', '', '', '' }
+  return { 'terminal', 'cancel_requested', 'cancelled', attempts, provider, '', '', '', '' }
 end
 
 -- The recipient's suppressions and opt-outs for this channel and category,
