@@ -60,7 +60,9 @@ beforeAll(async () => {
   const job = (recipient: string, key: string) => ({ operationKey: key, messageKey: laterMessage, recipient, channel: 'webhook' });
   await rt.messages.recordDecision(laterMessage, [{ operationKey: scheduledKey, target: 'webhook:later@example.test' }]);
   expect(await rt.operations.schedule(job('later@example.test', scheduledKey), Date.now() + 3_600_000, 'send_at', 60_000)).toBe(true);
-  expect(await rt.operations.wait(job('waits@example.test', waitingKey), { reason: 'document', untilMs: Date.now() + 60_000, waitingFor: 'document:invoice', waitingKey: documentKey })).toBe(true);
+  expect(
+    await rt.operations.claim({ ...job('waits@example.test', waitingKey), owner: 'test', leaseMs: 60_000, hold: { reason: 'document', untilMs: Date.now() + 60_000, waitingFor: 'document:invoice', waitingKey: documentKey } }),
+  ).toMatchObject({ kind: 'wait', reason: 'document', began: true });
   expect(await rt.documents.claim({ documentKey, messageKey: laterMessage, owner: 'render-test', leaseMs: 60_000, job: { documentKey } })).toMatchObject({ kind: 'claimed' });
   const group = digestGroupId('orders', 'ok@example.test', '');
   const joined = await rt.digests.join(group, laterMessage, JSON.stringify({ messageKey: laterMessage }), {

@@ -17,7 +17,7 @@ export type Gate = { kind: 'wait'; delayMs: number } | { kind: 'go'; trial?: Res
  * called now? The first provider (in chain order) whose breaker is closed lets
  * the attempt go; a half-open one lets it go only if this attempt takes its
  * single trial, here, before the claim. Otherwise (open, or a trial already in
- * flight) the attempt waits without claiming: waiting at a breaker never uses
+ * flight) the claim is told to hold it (hold.ts): waiting at a breaker never uses
  * up an attempt, and only the half-open trial claims (a claim is an attempt).
  */
 export function passBreakers(channel: string, deps: Pick<DeliverDeps, 'breakers' | 'providers'>): Gate {

@@ -239,7 +239,9 @@ describe('circuit breaker in the chain', () => {
     expect(a.calls).toHaveLength(1);
     // A skip must not use up an attempt, or good operations die with every
     // claim BREAKER_OPEN and no provider ever called (chaos suite, seed 7).
-    expect(await ops.get(data.operationKey)).toBeNull();
+    // The claim marked the wait instead of taking the lock: no attempt, no fence.
+    expect(await ops.get(data.operationKey)).toMatchObject({ status: 'pending', attempts: 0, fence: '0', waitingReason: 'breaker_open' });
+    expect(await redis.exists(keys.lock(data.operationKey))).toBe(0);
   });
 
   it('half-open: only the trial claims; the others wait without an attempt, and an operation waiting is visible', async () => {
@@ -248,7 +250,7 @@ describe('circuit breaker in the chain', () => {
     const a = provider('a');
     const registry = breakers(now, 1, 5000);
     const waits: string[] = [];
-    const d = deps([a], { breakers: registry, now, waiting: { wait: async (j, w) => (waits.push(`${j.operationKey}:${w.reason}`), true) } });
+    const d = deps([a], { breakers: registry, now, waiting: { note: (operationKey, reason) => void waits.push(`${operationKey}:${reason}`) } });
     // The trial hangs until released, so the others meet a trial in flight.
     let release!: () => void;
     a.script.push('refused', () => new Promise<string>((r) => (release = () => r('a-trial'))));
@@ -259,7 +261,7 @@ describe('circuit breaker in the chain', () => {
     await waitUntil(() => a.calls.length === 2, 'the trial call');
     const others = await Promise.all(jobs.slice(1).map((j) => deliver(j, d)));
     expect(others.map((o) => o.kind)).toEqual(['wait', 'wait', 'wait']);
-    for (const j of jobs.slice(1)) expect(await ops.get(j.operationKey)).toBeNull();
+    for (const j of jobs.slice(1)) expect(await ops.get(j.operationKey)).toMatchObject({ status: 'pending', attempts: 0, waitingReason: 'breaker_open' });
     expect(waits).toEqual(jobs.slice(1).map((j) => `${j.operationKey}:breaker_open`));
     release();
     expect(await trial).toMatchObject({ kind: 'ended', status: 'sent' });

@@ -1,5 +1,5 @@
-import type { AnyErrorCode, DeadReason, DeliverJobData, SuppressReason, Verdict } from '@singleshot/core';
-import type { DocumentStateStore, OperationStore, RateLimiter, WaitInput } from '@singleshot/store';
+import type { AnyErrorCode, DeadReason, SuppressReason, Verdict, WaitMark } from '@singleshot/core';
+import type { DocumentStateStore, OperationStore, RateLimiter } from '@singleshot/store';
 import type { DocumentStore } from '@singleshot/documents';
 import type { DeadJobData } from '@singleshot/queues';
 import type { BreakerRegistry, Provider } from '@singleshot/providers';
@@ -82,9 +82,9 @@ export interface DeliverDeps {
   random?: () => number;
 }
 
-/** Where waiting operations are made visible: the operation's waiting mark (OperationStore.wait) and the gauge. True when a new wait began. */
+/** Where this process counts the waits the claim marked (the gauge); the mark itself is in the operation's state. */
 export interface WaitingPort {
-  wait(job: Pick<DeliverJobData, 'operationKey' | 'messageKey' | 'recipient' | 'channel'>, wait: WaitInput): Promise<boolean>;
+  note(operationKey: string, reason: WaitMark, untilMs: number): void;
 }
 
 /**

@@ -1,12 +1,13 @@
-import { codeOf, quietUntil, type DeliverJobData, type ErrorCode } from '@singleshot/core';
+import { codeOf, type DeliverJobData, type ErrorCode } from '@singleshot/core';
 import type { AttemptRecord } from '@singleshot/store';
 import { ensureDeadRecord } from '@singleshot/queues';
 import { lazyChild } from '@singleshot/observability';
 import { ClaimedAttempt } from './attempt';
-import { passBreakers, returnTrial, type ReservedTrial } from './breaker-gate';
+import { returnTrial } from './breaker-gate';
 import type { DeliverDeps, DeliverOutcome, Ending, ErrorInfo } from './deliver-types';
-import { checkDocuments, prepareDocuments, type DocumentGate } from './document-gate';
-import { finish, waitForDocument } from './ending';
+import { prepareDocuments } from './document-gate';
+import { finish } from './ending';
+import { holdOf, noteWait, type Hold } from './hold';
 import { keepLease } from './lease-keeper';
 import { applyRecipientLimits } from './limits';
 import { reconcile } from './reconcile';
@@ -23,62 +24,21 @@ export type { DeliverDeps, DeliverOutcome } from './deliver-types';
  * retried by the queue, and the operation state says where it stood).
  */
 export async function deliver(job: DeliverJobData, deps: DeliverDeps): Promise<DeliverOutcome> {
-  const now = deps.now ?? Date.now;
-  // Inside its quiet hours: the same operation waits for their end, unclaimed
-  // (no attempt, no new key), and is visible as waiting (`quiet_hours`).
-  if (job.quietHours) {
-    const until = quietUntil(job.quietHours, now());
-    if (until !== undefined) {
-      await deps.waiting?.wait(job, { reason: 'quiet_hours', untilMs: until });
-      return { kind: 'wait', reason: 'quiet_hours', delayMs: Math.max(1, until - now()) };
-    }
-  }
-  // A document it needs is not stored yet: wait without claiming (a claim
-  // counts an attempt; waiting must not use up the delivery's attempts), and
-  // before the breakers, so a waiting operation never holds a half-open trial.
-  let documents: DocumentGate | undefined;
-  if (job.documents && job.documents.length > 0) {
-    if (!deps.documents) {
-      documents = { kind: 'failed', error: { code: 'NO_DOCUMENT_STORE' satisfies ErrorCode, message: 'this delivery process has no document store wired' } };
-    } else {
-      documents = await checkDocuments({ ...job, documents: job.documents }, deps.documents);
-      if (documents.kind === 'waiting') {
-        return waitForDocument(job, { ...deps, documents: deps.documents }, documents.waitingFor, documents.documentKey, documents.status);
-      }
-    }
-  }
-  // Every provider of the channel behind an open breaker (or a half-open one
-  // whose single trial another attempt holds): come back later without
-  // claiming. A claim counts as an attempt, and operations would run out of
-  // attempts while no provider was called: if every waiting job claimed and
-  // then skipped at each half-open cycle, an outage alone would use up their
-  // attempts and leave the mail undelivered.
-  const gate = passBreakers(job.channel, deps);
-  if (gate.kind === 'wait') {
-    const delayMs = gate.delayMs + Math.floor((deps.random ?? Math.random)() * 250);
-    await deps.waiting?.wait(job, { reason: 'breaker_open', untilMs: now() + delayMs });
-    return { kind: 'wait', reason: 'breaker_open', delayMs };
-  }
-  const trial = gate.trial;
+  const held = await holdOf(job, deps);
   try {
-    return await claimAndSend(job, deps, trial, documents);
+    return await claimAndSend(job, deps, held);
   } finally {
-    returnTrial(trial);
+    returnTrial(held.trial);
   }
 }
 
-async function claimAndSend(
-  job: DeliverJobData,
-  deps: DeliverDeps,
-  trial: ReservedTrial | undefined,
-  documents: DocumentGate | undefined,
-): Promise<DeliverOutcome> {
+async function claimAndSend(job: DeliverJobData, deps: DeliverDeps, held: Hold): Promise<DeliverOutcome> {
   const now = deps.now ?? Date.now;
   const { leaseMs } = deps.policy;
   // The lease runs from when Redis ran the claim, not from when its answer was read.
   const claimSentAt = now();
   // Signed before the claim: a secret Redis cannot give yet fails the job with nothing claimed.
-  const listUnsubscribe = needsUnsubscribe(job, deps) ? await unsubscribeOf(job as DeliverJobData & { category: string }, deps) : undefined;
+  const listUnsubscribe = !held.hold && needsUnsubscribe(job, deps) ? await unsubscribeOf(job as DeliverJobData & { category: string }, deps) : undefined;
   // Before the claim: a failover that moves its slot before the replica wait fails the wait.
   const claimOwners = deps.claimOwners?.(job.operationKey);
   const claim = await deps.operations.claim({
@@ -93,6 +53,7 @@ async function claimAndSend(
     job,
     ...(job.category !== undefined ? { category: job.category } : {}),
     ...(job.required ? { required: true } : {}),
+    ...(held.hold ? { hold: held.hold } : {}),
   });
   switch (claim.kind) {
     case 'ended':
@@ -110,8 +71,10 @@ async function claimAndSend(
       deps.metrics.lockConflicts.inc({ queue: 'deliver' });
       return { kind: 'conflict', delayMs: claim.retryInMs + Math.floor((deps.random ?? Math.random)() * 250) };
     case 'wait':
-      // A job that came before its operation is due (a redelivery, the sweeper): back until then.
-      return { kind: 'wait', reason: claim.reason, delayMs: Math.max(1, claim.untilMs - now()) };
+      // Held back (the hold above), or come before its operation is due (a
+      // redelivery, the sweeper): back until then, no attempt used.
+      noteWait(job, claim, held, deps);
+      return { kind: 'wait', reason: claim.reason, delayMs: Math.max(1, claim.untilMs - now()), ...(held.hold?.waitingFor ? { waitingFor: held.hold.waitingFor } : {}) };
     case 'go':
       break;
   }
@@ -128,8 +91,8 @@ async function claimAndSend(
     onLost: (reason) => log.warn({ event: 'lease_lost', reason }, 'lease lost; this holder stops and will not commit'),
   });
   try {
-    const attempt = new ClaimedAttempt(job, deps, { ...claim, keeper, log }, trial);
-    if (documents) attempt.gate = documents;
+    const attempt = new ClaimedAttempt(job, deps, { ...claim, keeper, log }, held.trial);
+    if (held.documents) attempt.gate = held.documents;
     if (listUnsubscribe) attempt.listUnsubscribe = listUnsubscribe;
     return await finish(attempt, await decide(attempt));
   } finally {

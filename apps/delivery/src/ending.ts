@@ -1,8 +1,8 @@
-import { retryDelayMs, type DeadReason, type DeliverJobData } from '@singleshot/core';
+import { retryDelayMs, type DeadReason } from '@singleshot/core';
 import type { CommitInput } from '@singleshot/store';
 import type { ClaimedAttempt } from './attempt';
 import { endDead } from '@singleshot/queues';
-import type { DeliverDeps, DeliverOutcome, DeliveryResult, DocumentDeps, Ending, ErrorInfo } from './deliver-types';
+import type { DeliverOutcome, DeliveryResult, Ending, ErrorInfo } from './deliver-types';
 
 /** How long a released operation waits before its next claim. */
 const RELEASE_DELAY_MS = 1000;
@@ -63,9 +63,11 @@ export async function finish(a: ClaimedAttempt, ending: Ending): Promise<Deliver
       // No provider was called in this claim: its attempt is given back.
       const releaseTo = a.claim.previousStatus === 'in_doubt' ? 'in_doubt' : 'pending';
       const delayMs = ending.delayMs ?? RELEASE_DELAY_MS;
-      if ((await commit(a, 'released', { releaseTo, refundAttempt: true, nextAttemptAt: a.now() + delayMs })) === 'stale') return stale(a, ending.provider);
+      const breakerOpen = ending.reason === 'breaker_open';
+      const nextAttemptAt = a.now() + delayMs;
+      if ((await commit(a, 'released', { releaseTo, refundAttempt: true, nextAttemptAt, ...(breakerOpen ? { waitReason: 'breaker_open' as const } : {}) })) === 'stale') return stale(a, ending.provider);
       count(a, 'released', ending.provider);
-      if (ending.reason === 'breaker_open') await a.deps.waiting?.wait(a.job, { reason: 'breaker_open', untilMs: a.now() + delayMs });
+      if (breakerOpen) a.deps.waiting?.note(a.job.operationKey, 'breaker_open', nextAttemptAt);
       return { kind: 'retry', delayMs, reason: ending.reason };
     }
     case 'cancelled': {
@@ -122,29 +124,4 @@ async function commit(a: ClaimedAttempt, outcome: CommitInput['outcome'], extra:
 function superseded(a: ClaimedAttempt, outcome: CommitInput['outcome'], currentFence: string): void {
   a.deps.metrics.staleCommits.inc({ queue: 'deliver' });
   a.log.warn({ event: 'fence_superseded', outcome, currentFence }, 'commit rejected: fence superseded by a later claim');
-}
-
-/**
- * The ending of an operation that was not claimed because a document it needs
- * is not stored yet: no attempt is used (the claim is what counts attempts),
- * nothing is sent, and the wait is visible: the operation is marked waiting
- * (`ops show`, `singleshot_operations_waiting{reason="document"}`, the
- * dashboard) until its document is stored or fails for good. The render wakes
- * the job when it is done; `waitPollMs` is the fallback.
- */
-export async function waitForDocument(
-  job: DeliverJobData,
-  deps: Pick<DeliverDeps, 'logger' | 'random' | 'waiting' | 'now'> & { documents: DocumentDeps },
-  waitingFor: string,
-  documentKey: string,
-  status: string,
-): Promise<DeliverOutcome> {
-  const poll = deps.documents.waitPollMs;
-  const delayMs = poll + Math.floor((deps.random ?? Math.random)() * Math.min(250, poll));
-  const untilMs = (deps.now ?? Date.now)() + delayMs;
-  const marked = await deps.waiting?.wait(job, { reason: 'document', untilMs, waitingFor, waitingKey: documentKey });
-  if (marked) {
-    deps.logger.info({ event: 'operation_waiting', operationKey: job.operationKey, messageKey: job.messageKey, waitingFor, documentStatus: status }, 'operation waits for its document');
-  }
-  return { kind: 'wait', reason: 'document', delayMs, waitingFor };
 }

@@ -63,7 +63,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   for (const [channel, list] of providers) for (const p of list) rt.metrics.breakerState.set({ channel, provider: p.name }, 0);
   const routeLimits = new Map<string, RateLimitConfig>();
   for (const route of rt.config.routes) if (route.limit) routeLimits.set(route.name, route.limit);
-  const waiting = new WaitingBoard(rt.operations);
+  const waiting = new WaitingBoard();
   rt.metrics.setWaitingSource(() => waiting.counts());
   const docs = rt.config.documents;
   let linkSecret: Promise<string> | undefined;

@@ -14,9 +14,10 @@ export type LifecycleFrom = OperationStatus | 'absent';
 
 /**
  * The steps that change an operation's status, each one script: `schedule`
- * (op-schedule), `wait` (op-wait), `claim`, the commit of each
- * outcome (`release_*`: handed back before a call, to that status), `cancel`
- * (cancel-op) and `replay`.
+ * (op-schedule), `claim`, `wait` (the claim given a hold: why it may not go
+ * now although nothing ended it, so it marks the wait instead of taking the
+ * lock), the commit of each outcome (`release_*`: handed back before a call,
+ * to that status), `cancel` (cancel-op) and `replay`.
  */
 export const LIFECYCLE_EVENTS = [
   'schedule',
@@ -66,7 +67,9 @@ const CLAIMABLE: readonly LifecycleFrom[] = ['absent', 'pending', 'scheduled', '
  */
 export const TRANSITIONS: readonly Transition[] = [
   { from: 'absent', event: 'schedule', to: 'scheduled', journal: 'scheduled', note: 'a send-at time or a route delay' },
-  { from: 'absent', event: 'wait', to: 'pending', note: 'waiting without a claim (a document, quiet hours)' },
+  { from: 'absent', event: 'wait', to: 'pending', note: 'held back (quiet hours, a document, the breakers): marked waiting, no lock' },
+  ...rows(CLAIMABLE, { event: 'wait', when: 'recipient_suppressed', to: 'suppressed', journal: 'suppressed', note: 'an ending comes before any wait' }),
+  { from: 'sent', event: 'wait', to: 'sent', journal: 'duplicate' },
   ...rows(CLAIMABLE, { event: 'claim', to: 'sending', note: 'lock and fence taken; a scheduled one only once due' }),
   { from: 'in_doubt', event: 'claim', to: 'sending', note: 'reconcile before any send' },
   { from: 'sending', event: 'claim', when: 'lease_over', to: 'sending', note: "a crashed holder's: a new fence; reconcile before any send" },

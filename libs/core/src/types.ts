@@ -20,7 +20,7 @@ export const TERMINAL_STATUSES: readonly OperationStatus[] = ['sent', 'dead', 's
 export const WAIT_REASONS = ['scheduled', 'quiet_hours', 'breaker_open', 'document'] as const;
 export type WaitReason = (typeof WAIT_REASONS)[number];
 
-/** The waits kept as a mark on a pending operation (op-wait): all but `scheduled`, which is a status of its own. */
+/** The waits kept as a mark on the operation (the claim given a hold, include/wait.lua): all but `scheduled`, which is a status of its own. */
 export type WaitMark = Exclude<WaitReason, 'scheduled'>;
 
 /** What ingest hands to the decision stage (the payload of a decide job). */

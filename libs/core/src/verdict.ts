@@ -21,7 +21,10 @@ export type RecipientStop = 'recipient_suppressed' | 'opted_out';
  * - `go`: the lock and a new fence are taken; `previousStatus` `sending` or
  *   `in_doubt` (or `cancelRequested`, or a `stopReason`) mean "reconcile
  *   before sending", and with the last two never send anew.
- * - `wait`: not claimed, no attempt used; look again at `untilMs`.
+ * - `wait`: not claimed, no attempt used; look again at `untilMs`. Either
+ *   its send-at time has not come (`scheduled`), or the caller passed in why
+ *   it may not go now although nothing ended it (quiet hours, a document not
+ *   stored yet, the breakers) and the claim marked the wait in place of the lock.
  * - `conflict`: another holder has the lock, or an earlier holder's call may
  *   still land; try again after `retryInMs`.
  * - `ended`: the operation is terminal. `endedNow` says this claim ended it
@@ -42,6 +45,7 @@ export type Verdict =
       /** The recipient became suppressed (or opted out) after an earlier attempt that may have got through: reconcile, never send. */
       stopReason?: RecipientStop;
     }
-  | { kind: 'wait'; reason: WaitReason; untilMs: number }
+  /** `began`: this claim marked a new wait (another reason, or another thing waited for). */
+  | { kind: 'wait'; reason: WaitReason; untilMs: number; began?: boolean }
   | { kind: 'conflict'; retryInMs: number }
   | { kind: 'ended'; status: TerminalStatus; endedNow: boolean; reason?: string; provider?: string; externalId?: string };

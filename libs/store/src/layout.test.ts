@@ -105,8 +105,8 @@ describe('scripts on a shard of a newer layout', () => {
       ['commit', () => ops.commit({ ...sending, fence: claim.fence, outcome: 'sent', provider: 'p', externalId: 'x' })],
       ['cancel', () => new Cancellations(redis, keys, { retentionMs }).cancelOperation(fresh, { by: 't', reason: 'r' })],
       ['schedule', () => ops.schedule(fresh, Date.now() + 60_000, 'send_at', 1_000)],
-      ['wait', () => ops.wait(fresh, { reason: 'quiet_hours', untilMs: Date.now() + 60_000 })],
-      ['document wait', () => ops.wait(fresh, { reason: 'document', untilMs: Date.now() + 60_000, waitingFor: 'document:x', waitingKey: 'd' })],
+      ['wait', () => ops.claim({ ...fresh, owner: 'w', leaseMs: 60_000, hold: { reason: 'quiet_hours', untilMs: Date.now() + 60_000 } })],
+      ['document wait', () => ops.claim({ ...fresh, owner: 'w', leaseMs: 60_000, hold: { reason: 'document', untilMs: Date.now() + 60_000, waitingFor: 'document:x', waitingKey: 'd' } })],
       ['replay', () => replayOperationState(redis, keys, { operationKey: dead.operationKey, by: 't', via: 'test' }, { retentionMs })],
     ];
     for (const [name, step] of steps) {

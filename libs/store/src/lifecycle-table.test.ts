@@ -88,7 +88,7 @@ async function step(op: Op, event: LifecycleEvent, fence: string): Promise<{ cla
       await ops.schedule(op, clock + 60_000, 'send_at', 1_000);
       return {};
     case 'wait':
-      await ops.wait(op, { reason: 'document', untilMs: clock + 1_000, waitingFor: 'document:d', waitingKey: 'd' });
+      await ops.claim({ ...op, owner: 'w', leaseMs: 30_000, hold: { reason: 'document', untilMs: clock + 1_000, waitingFor: 'document:d', waitingKey: 'd' } });
       return {};
     case 'claim':
       return { claimed: (await claim(op)).kind === 'go' };

@@ -62,7 +62,7 @@ export interface OperationRecord {
   replayedBy?: string;
   replayedAt?: number;
   /**
-   * Set while it waits without a claim (op-wait.lua; the claim or a cancel
+   * Set while it waits without a lock (include/wait.lua; the claim that goes or a cancel
    * clears it): why (a `WaitMark`), since when, and until when it is looked at again.
    */
   waitingReason?: WaitMark;

@@ -28,9 +28,11 @@ export interface CommitInput {
   history?: AttemptRecord | AttemptRecord[];
   /** When the next attempt is due (failed, in_doubt, released); the sweeper looks after that. Default now. */
   nextAttemptAt?: number;
+  /** With `released`: why it waits until `nextAttemptAt` (every provider's breaker opened after the claim), marked as a wait. */
+  waitReason?: WaitMark;
 }
 
-/** A wait to mark (OperationStore.wait): why, until when, and for a document what and which key it waits for. */
+/** Why an operation may not go now although nothing ended it (the claim's `hold`): why, until when, and for a document what and which key it waits for. */
 export interface WaitInput {
   reason: WaitMark;
   untilMs: number;
@@ -83,6 +85,13 @@ export class OperationStore extends OperationReader {
      * default) suits a claim that never calls a provider.
      */
     settleMs?: number;
+    /**
+     * Why it may not go now although nothing ended it, worked out before the
+     * claim (its quiet hours, a document not stored yet, the breakers): the
+     * claim answers `wait` and marks the wait in place of the lock, unless the
+     * operation has ended (that answer comes first) or another holder has it.
+     */
+    hold?: WaitInput;
   }): Promise<Verdict> {
     const now = this.now();
     const k = this.keys;
@@ -115,6 +124,13 @@ export class OperationStore extends OperationReader {
         category: input.category ?? '',
         required: input.required ?? false,
         settleMs: decimal(input.settleMs ?? 0),
+        ...(input.hold
+          ? {
+              waitReason: input.hold.reason,
+              waitUntil: decimal(input.hold.untilMs),
+              ...(input.hold.waitingFor !== undefined ? { waitingFor: input.hold.waitingFor, waitingKey: input.hold.waitingKey ?? '' } : {}),
+            }
+          : {}),
       },
       input.job ? [JSON.stringify(input.job)] : [],
     )) as [string, number | string, string, number | string, string, string, string, string, string];
@@ -135,6 +151,8 @@ export class OperationStore extends OperationReader {
         return { kind: 'ended', status: 'suppressed', endedNow: true, reason: status as RecipientStop };
       case 'early':
         return { kind: 'wait', reason: 'scheduled', untilMs: Number(n) };
+      case 'wait':
+        return { kind: 'wait', reason: status as WaitMark, untilMs: Number(n), began: stopReason === '1' };
       case 'duplicate':
         return { kind: 'ended', status: 'sent', endedNow: false, provider, externalId };
       case 'terminal':
@@ -183,6 +201,7 @@ export class OperationStore extends OperationReader {
         releaseTo: input.releaseTo,
         refundAttempt: input.refundAttempt || undefined,
         nextAttemptAt: input.nextAttemptAt === undefined ? undefined : decimal(input.nextAttemptAt),
+        waitReason: input.waitReason,
       },
       history.map((entry) => JSON.stringify(entry)),
     )) as [string, string];
@@ -218,35 +237,6 @@ export class OperationStore extends OperationReader {
       },
       [JSON.stringify(job)],
     );
-    return Number(done) === 1;
-  }
-
-  /**
-   * Marks an operation as waiting without a claim (`reason`, until `untilMs`;
-   * for a document, what and which key it waits for), for `ops show`, the
-   * dashboard and the journal; never an attempt. The claim or a cancel clears
-   * the mark. True when a new wait began; false when the same wait goes on or
-   * the operation is terminal.
-   */
-  async wait(
-    job: { operationKey: string; messageKey: string; recipient: string; channel: string },
-    wait: WaitInput,
-  ): Promise<boolean> {
-    const now = this.now();
-    const k = this.keys;
-    const done = await runScript(this.redis, 'op-wait', [k.op(job.operationKey), k.journalOf(job.operationKey), k.waitingIndexOf(job.operationKey), k.layoutOf(job.operationKey)], {
-      reason: wait.reason,
-      untilMs: decimal(wait.untilMs),
-      waitingFor: wait.waitingFor ?? '',
-      waitingKey: wait.waitingKey ?? '',
-      now: decimal(now),
-      operationKey: job.operationKey,
-      messageKey: job.messageKey,
-      recipient: job.recipient,
-      channel: job.channel,
-      retentionMs: decimal(this.options.retentionMs),
-      journalMinId: decimal(now - this.options.retentionMs),
-    });
     return Number(done) === 1;
   }
 

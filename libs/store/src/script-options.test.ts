@@ -15,7 +15,7 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
   'cancel-op': { now: '1', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', reason: 'why', by: 'u', retentionMs: '1', journalMinId: '0' },
   'cancel-message': { now: '1', recipients: ['r'], reason: 'why', by: 'u', retentionMs: '1' },
   'cancel-key': { mode: 'join', now: '1', messageKey: 'm', recipients: ['r'], reason: 'why', by: 'u', retentionMs: '1' },
-  'claim': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0', category: 'billing', required: false, settleMs: '1' },
+  'claim': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0', category: 'billing', required: false, settleMs: '1', waitReason: 'document', waitUntil: '2', waitingFor: 'document:x', waitingKey: 'd' },
   'commit': {
     fence: '1',
     outcome: 'sent',
@@ -34,6 +34,7 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
     releaseTo: 'pending',
     refundAttempt: true,
     nextAttemptAt: '1',
+    waitReason: 'breaker_open',
   },
   'doc-claim': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', retentionMs: '1', messageKey: 'm' },
   'doc-commit': {
@@ -55,7 +56,6 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
     nextAttemptAt: '1',
   },
   'doc-replay': { now: '1', by: 'u', journalMinId: '0', documentKey: 'd' },
-  'op-wait': { reason: 'document', untilMs: '2', waitingFor: 'w', waitingKey: 'd', now: '1', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
   'extend-lock': { fence: '1', leaseMs: '1', leaseUntil: '2' },
   'feedback-record': { operationKey: 'k', eventId: 'e', source: 'ses', type: 'delivered', rank: '2', hard: '0', now: '1', retentionMs: '1', journalMinId: '0' },
   'imap-cursor-advance': { uidValidity: '1', uid: 1, now: '1' },
@@ -113,7 +113,7 @@ describe('script options', () => {
 
   it('every script that writes an operation hash checks the layout first, on its last KEY, before anything else', () => {
     const writers = (Object.keys(SCRIPTS) as ScriptName[]).filter((name) => /'(HSET|HSETNX|HDEL)', opKey/.test(code(SCRIPTS[name].lua)));
-    expect(writers.sort()).toEqual(['cancel-op', 'claim', 'commit', 'op-schedule', 'op-wait', 'replay']);
+    expect(writers.sort()).toEqual(['cancel-op', 'claim', 'commit', 'op-schedule', 'replay']);
     for (const name of writers) {
       const body = code(SCRIPTS[name].lua);
       const check = `local refusedBy = layoutRefusal(KEYS[${SCRIPTS[name].keys}])\nif refusedBy then return { 'upgrade_required', refusedBy } end`;

@@ -1,4 +1,4 @@
-import type { WaitMark } from '@singleshot/core';
+import type { CommitOutcome, WaitMark } from '@singleshot/core';
 
 /**
  * The options each Lua script takes, by script name. Every script gets them as
@@ -34,10 +34,15 @@ export interface ScriptOptions {
     required: boolean;
     /** After an earlier holder's lease ran out, how long its call may still reach the provider (see claim.lua). */
     settleMs: Decimal;
+    /** Held back although nothing ended it (include/wait.lua): why, until when; for a document what and which key. */
+    waitReason?: WaitMark;
+    waitUntil?: Decimal;
+    waitingFor?: string;
+    waitingKey?: string;
   };
   'commit': {
     fence: string;
-    outcome: 'sent' | 'in_doubt' | 'failed' | 'dead' | 'suppressed' | 'released' | 'cancelled';
+    outcome: CommitOutcome;
     now: Decimal;
     retentionMs: Decimal;
     journalMinId: Decimal;
@@ -53,6 +58,8 @@ export interface ScriptOptions {
     releaseTo?: 'pending' | 'failed' | 'in_doubt';
     refundAttempt?: boolean;
     nextAttemptAt?: Decimal;
+    /** With `released`: why it waits until nextAttemptAt. */
+    waitReason?: WaitMark;
   };
   'cancel-op': {
     now: Decimal;
@@ -87,20 +94,6 @@ export interface ScriptOptions {
     nextAttemptAt?: Decimal;
   };
   'doc-replay': { now: Decimal; by: string; journalMinId: Decimal; documentKey: string };
-  'op-wait': {
-    reason: WaitMark;
-    untilMs: Decimal;
-    /** '' for none: set with waitingKey, for a wait on something that arrives (a document). */
-    waitingFor: string;
-    waitingKey: string;
-    now: Decimal;
-    operationKey: string;
-    messageKey: string;
-    recipient: string;
-    channel: string;
-    retentionMs: Decimal;
-    journalMinId: Decimal;
-  };
   /** leaseUntil = now + leaseMs */
   'extend-lock': { fence: string; leaseMs: Decimal; leaseUntil: Decimal };
   'feedback-record': {

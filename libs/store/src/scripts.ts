@@ -13,7 +13,6 @@ import docClaim from './lua/doc-claim.lua';
 import docCommit from './lua/doc-commit.lua';
 import docReplay from './lua/doc-replay.lua';
 import extendLock from './lua/extend-lock.lua';
-import opWait from './lua/op-wait.lua';
 import feedbackRecord from './lua/feedback-record.lua';
 import imapCursorAdvance from './lua/imap-cursor-advance.lua';
 import indexTouch from './lua/index-touch.lua';
@@ -63,7 +62,6 @@ export const SCRIPTS: Record<ScriptName, { lua: string; keys: number }> = {
   'mutex-acquire': { lua: mutexAcquire, keys: 1 },
   'mutex-release': { lua: mutexRelease, keys: 1 },
   'op-schedule': { lua: opSchedule, keys: 6 },
-  'op-wait': { lua: opWait, keys: 4 },
   'rate-limit': { lua: rateLimit, keys: 1 },
   replay: { lua: replay, keys: 7 },
   'suppression-copy': { lua: suppressionCopy, keys: 1 },

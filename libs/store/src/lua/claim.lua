@@ -10,7 +10,7 @@
     KEYS[6] scheduled index of the operation's shard (op-schedule.lua)
     KEYS[7] the recipient's suppression copy in the operation's shard (suppression-copy.lua)
     KEYS[8] suppressed index of the operation's shard
-    KEYS[9] waiting index of the operation's shard (op-wait.lua)
+    KEYS[9] waiting index of the operation's shard (include/wait.lua)
     KEYS[10] layout version of the operation's shard (include/layout.lua)
 
     ARGV[1] options (JSON, ScriptOptions['claim'] in script-options.ts):
@@ -29,6 +29,12 @@
                     earlier holder's lease plus its settleMs have passed, an
                     operation it left `sending` is not claimed (docs/protocol.md,
                     invariant 10)
+      waitReason    set when it may not go now although nothing ended it, worked
+                    out before the claim: quiet_hours, document, breaker_open
+                    (include/wait.lua); absent on the way of a send
+      waitUntil     with waitReason: when it is looked at again (ms)
+      waitingFor, waitingKey   with waitReason document: what it waits for
+                    (`document:<name>`) and the document's key
     ARGV[2] the deliver job as JSON (optional); kept at the first claim so the
             sweeper can re-enqueue an operation whose job was lost
 
@@ -43,6 +49,9 @@
     { "conflict", pttl, status, attempts, "", "", "", "", "" }               another holder has the lock, or an
                                                                              earlier holder's call may still land
     { "early", dueAt, "scheduled", attempts, "", "", "", "", "" }            scheduled for later: not claimed
+    { "wait", waitUntil, waitReason, attempts, "", "", "", "", began }       held back (waitReason): the wait is
+                                                                             marked, not claimed; began is "1"
+                                                                             when a new wait began
   limitBypass is "1" once a replay released the operation from a rate-limit suppression.
   cancelRequested is "1" when a cancel came while an earlier attempt was in
   flight (cancel-op.lua): the holder may reconcile, never send.
@@ -69,10 +78,11 @@
 --@include "include/terminal.lua"
 --@include "include/journal.lua"
 --@include "include/retain.lua"
+--@include "include/wait.lua"
 local refusedBy = layoutRefusal(KEYS[10])
 if refusedBy then return { 'upgrade_required', refusedBy } end
 local opKey, lockKey, journalKey, indexKey, dataKey, scheduledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local suppKey, suppressedKey, waitingKey = KEYS[7], KEYS[8], KEYS[9]
+local suppKey, suppressedKey, waitingIndexKey = KEYS[7], KEYS[8], KEYS[9]
 local o = cjson.decode(ARGV[1])
 local job = ARGV[2]
 local now, leaseUntil = o.now, o.leaseUntil
@@ -119,10 +129,10 @@ local c = o.category ~= '' and o.category or '-'
 local ch = o.channel
 local s = redis.call('HMGET', suppKey, 's|' .. ch .. '|*', 's|' .. ch .. '|' .. c, 'p|' .. ch .. '|*', 'p|' .. ch .. '|' .. c,
   'p|*|*', 'p|*|' .. c)
--- The wait (op-wait.lua) ends here, whatever it was for: claimed or ended.
+-- The wait (include/wait.lua) ends here, whatever it was for: claimed or ended.
 local function clearWaiting()
   redis.call('HDEL', opKey, 'waitingReason', 'waitingUntil', 'waitingSince', 'waitingFor', 'waitingKey')
-  redis.call('ZREM', waitingKey, o.operationKey)
+  redis.call('ZREM', waitingIndexKey, o.operationKey)
 end
 local function live(v) return v and (v == '' or tonumber(v) > tonumber(now)) end
 local stopReason = ''
@@ -149,6 +159,18 @@ if stopReason ~= '' and status ~= 'sending' and status ~= 'in_doubt' then
   redis.call('ZADD', suppressedKey, now, o.operationKey)
   retain(opKey, o.retentionMs)
   return { 'suppressed', 0, stopReason, attempts, '', '', '', '', '' }
+end
+
+-- It may not go now although nothing ended it (its quiet hours, a document not
+-- stored yet, the breakers: worked out before the claim and passed in). Checked
+-- after every way it can end, so a cancelled or suppressed operation ends now
+-- instead of waiting first; the wait is marked in place of the lock, unless
+-- another holder has the lock.
+if o.waitReason then
+  local held = redis.call('PTTL', lockKey)
+  if held ~= -2 then return { 'conflict', held, status, attempts, '', '', '', '', '' } end
+  local began = markWait(opKey, journalKey, waitingIndexKey, state[1], o)
+  return { 'wait', o.waitUntil, o.waitReason, attempts, '', '', '', '', began }
 end
 
 -- Left `sending` by a holder whose lease ran out without a commit (killed,
@@ -183,7 +205,7 @@ if state[7] then
   redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
     'leaseUntil', leaseUntil, 'settleMs', o.settleMs, 'updatedAt', now)
 else
-  -- The first claim (op-wait.lua or op-schedule.lua may have created the hash before).
+  -- The first claim (a wait or op-schedule.lua may have created the hash before).
   redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
     'leaseUntil', leaseUntil, 'settleMs', o.settleMs, 'updatedAt', now, 'createdAt', now,
     'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel)
@@ -192,7 +214,7 @@ else
     retain(dataKey, o.retentionMs)
   end
 end
--- No longer waiting (op-wait.lua) or scheduled (op-schedule.lua): it is being attempted.
+-- No longer waiting (include/wait.lua) or scheduled (op-schedule.lua): it is being attempted.
 if state[8] then clearWaiting() end
 if state[9] then
   redis.call('HDEL', opKey, 'scheduledFor', 'scheduleReason')

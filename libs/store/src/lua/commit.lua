@@ -31,6 +31,8 @@
                      provider was called in that claim; optional)
       nextAttemptAt  when the next attempt is due (ms; optional = now): the sweeper
                      looks at the operation once this has passed and nobody touched it
+      waitReason     with 'released': why it waits until nextAttemptAt (breaker_open;
+                     optional), marked as a wait held back before the claim is
     ARGV[2..] history entries (JSON, stored as they are), one per provider attempt
 
   A cancel that came while this attempt was in flight (`cancelRequested`,
@@ -91,6 +93,14 @@ end
 if h[5] and (status == 'failed' or status == 'pending') then
   status = 'cancelled'
   fields[2] = status
+end
+-- Handed back because every provider's breaker opened after the claim: it now
+-- waits as one held back before its claim would (include/wait.lua), until its
+-- next attempt, so `ops show` says why.
+if o.waitReason and outcome == 'released' and status ~= 'cancelled' then
+  for _, v in ipairs({ 'waitingReason', o.waitReason, 'waitingUntil', o.nextAttemptAt or now, 'waitingSince', now }) do
+    fields[#fields + 1] = v
+  end
 end
 local function put(name, value)
   fields[#fields + 1] = name
