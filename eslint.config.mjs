@@ -19,7 +19,22 @@ const appRules = appTags
   .filter((tag) => tag !== 'app:cli')
   .map((tag) => ({ sourceTag: tag, notDependOnLibsWithTags: appTags.filter((other) => other !== tag) }));
 
+// The libraries in layers, each importing only layers below it (tags
+// `layer:<n>` in libs/*/project.json; docs/architecture.md, "The libraries"):
+// 0 the leaves (core, tracing, templates, documents); 1 what needs only core
+// (store: the operation's life and its Redis layout; http, mail, config);
+// 2 observability, providers; 3 queues; 4 intake, story; 5 runtime, the
+// dependency bag every app's main builds. A lib without a layer tag (the
+// published client and outbox, the load kit) has rules of its own below.
+const LAYERS = 6;
+const layerRules = Array.from({ length: LAYERS }, (_, n) => ({
+  sourceTag: `layer:${n}`,
+  onlyDependOnLibsWithTags: Array.from({ length: n }, (_, below) => `layer:${below}`),
+}));
+
 const constraints = (extraForTests) => [
+  // A test may set up its lib with any other (mail's IMAP test keeps its cursor in the store).
+  ...layerRules.map((rule) => ({ ...rule, onlyDependOnLibsWithTags: [...rule.onlyDependOnLibsWithTags, ...(extraForTests ? ['type:lib', 'type:test'] : [])] })),
   { sourceTag: 'scope:core', onlyDependOnLibsWithTags: extraForTests ? ['type:test'] : [] },
   // The published producer client (@singleshot/client) ships alone: nothing of ours at run time.
   { sourceTag: 'scope:client', onlyDependOnLibsWithTags: extraForTests ? ['type:test'] : [] },
