@@ -50,7 +50,7 @@ async function claimed(op: Op, leaseMs?: number): Promise<string> {
   return c.fence;
 }
 
-/** Brings a fresh operation to `from`; returns the fence a holder has (sending) or a stale one. */
+/** Brings a fresh operation to `from`; returns the fence of its last claim ('0' when none). */
 async function reach(op: Op, from: LifecycleFrom, when: LifecycleGuard | undefined): Promise<string> {
   switch (from) {
     case 'absent':
@@ -76,7 +76,9 @@ async function reach(op: Op, from: LifecycleFrom, when: LifecycleGuard | undefin
       if (when === 'cancel_marked') await cancels.cancelOperation(op, { by: 't', reason: 'in flight' });
       if (from === 'pending') await commit(op, fence, 'released', 'pending');
       else await commit(op, fence, from === 'sent' ? 'sent' : from);
-      return `${Number(fence) + 100}`;
+      // Still the current fence: a commit repeated by the holder that ended
+      // the attempt (its answer lost) must change nothing either.
+      return fence;
     }
   }
 }

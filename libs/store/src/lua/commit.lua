@@ -43,7 +43,8 @@
 
   Output:
     { "upgrade_required", held }  the shard holds another layout (include/layout.lua): nothing done
-    { "ok", journalId }         journalId is '' when the outcome is not journaled
+    { "ok", journalId }         journalId is '' when the outcome is not journaled, or when this
+                                commit repeats one already applied (nothing written)
     { "stale", currentFence }   a newer claim exists: nothing was written
 
   One read of the state and one write of it (the journal entry is added first,
@@ -65,10 +66,12 @@ local h = redis.call('HMGET', opKey, 'fence', 'status', 'attempts', 'journalIds'
 if h[1] ~= fence then
   return { 'stale', h[1] or '0' }
 end
--- A terminal state is never rewritten by a commit. This makes a commit that is
--- re-sent after a Redis restart (ioredis resends unanswered commands) a no-op
--- instead of a second journal entry.
-if isTerminal(h[2]) then
+-- Only a claim's `sending` is ended by a commit, once. A commit re-sent after a
+-- Redis restart (ioredis resends unanswered commands), or repeated by a holder
+-- whose answer was lost, finds the status its first copy wrote, under the same
+-- fence: a no-op instead of a second journal entry, a second history record
+-- or a terminal state rewritten.
+if h[2] ~= 'sending' then
   return { 'ok', '' }
 end
 -- The lock may have expired without anyone claiming since (the fence is still
