@@ -9,7 +9,9 @@ import { deliver, type DeliverDeps } from './deliver';
 
 // The claim must be on a replica before the provider call: on a cluster, a
 // failover that loses a claim made before a send would let the next claim see
-// a fresh operation and send it again.
+// a fresh operation and send it again. The store's claim makes that wait
+// (OperationStore's `replicas`); here the wait is a function each case scripts,
+// on a real Redis.
 
 let server: TestRedis;
 let redis: RedisClient;
@@ -30,9 +32,10 @@ const provider: Provider = {
   close: async () => undefined,
 };
 
-function deps(replicateClaim: DeliverDeps['replicateClaim'], leaseMs = 5000): DeliverDeps {
+/** Deliver's deps on a store whose replica wait is `after` (none: no replica wait, a single Redis). */
+function deps(after: ((written: readonly string[]) => Promise<void>) | undefined, leaseMs = 5000): DeliverDeps {
   return {
-    operations: ops,
+    operations: after ? new OperationStore(redis, keys, { retentionMs: 86_400_000, replicas: { owners: () => 'master-a', after: (written) => after(written) } }) : ops,
     providers: () => [provider],
     addDead: async () => undefined,
     policy: { leaseMs, attempts: 5, backoffMs: [10], backoffCapMs: 60_000, inDoubtPolicy: 'resend', providerAttempts: 2 },
@@ -40,7 +43,6 @@ function deps(replicateClaim: DeliverDeps['replicateClaim'], leaseMs = 5000): De
     logger: createLogger({ app: 'test', level: 'silent' }),
     metrics: createMetrics(),
     random: () => 0.5,
-    ...(replicateClaim ? { replicateClaim } : {}),
   };
 }
 
@@ -61,8 +63,9 @@ describe('claim replication before the send', () => {
     const job = deliverJob(`cr-a-${Date.now()}`, { route: 'orders' });
     const outcome = await deliver(
       job,
-      deps(async (key) => {
-        expect((await ops.get(key))?.status).toBe('sending');
+      deps(async (written) => {
+        expect(written).toEqual([keys.op(job.operationKey)]);
+        expect((await ops.get(job.operationKey))?.status).toBe('sending');
         order.push('replicated');
       }),
     );
@@ -117,16 +120,17 @@ describe('claim replication before the send', () => {
       waits += 1;
       if (waits > 1) throw new ReplicaWaitError(0, 1, 'master_changed');
     }, leaseMs);
-    const operations = Object.create(ops) as OperationStore;
+    const store = d.operations;
+    const operations = Object.create(store) as OperationStore;
     operations.claim = async (input) => {
-      const claim = await ops.claim(input);
+      const claim = await store.claim(input);
       claimedAt = Date.now();
       return claim;
     };
+    // Counted when asked: the extension's replica wait fails, so the store's extend rejects.
     operations.extend = async (...args) => {
-      const ok = await ops.extend(...args);
       extended += 1;
-      return ok;
+      return store.extend(...args);
     };
     const outcome = await deliver(job, { ...d, operations, providers: () => [first, second] });
     expect(calls).toEqual(['first']);

@@ -64,16 +64,6 @@ export interface DeliverDeps {
   >;
   /** Records that an operation waits without a claim (`ops show`, `singleshot_operations_waiting`). */
   waiting?: WaitingPort;
-  /**
-   * Resolves once the claim of `operationKey` is on a replica (a Redis
-   * Cluster's `WAIT`); absent on a single Redis. Awaited between the claim and
-   * the provider call: a failover that lost the claim after a send would let
-   * the next claim see a fresh operation and send it again, while a replicated
-   * claim leaves `sending`, which the next claim reconciles first.
-   */
-  replicateClaim?(operationKey: string, ownersBefore: string | undefined): Promise<void>;
-  /** Where the claim of `operationKey` goes now (`Runtime.slotOwners`), read before it; with `replicateClaim`. */
-  claimOwners?(operationKey: string): string;
   /** One-click unsubscribe links for email of routes with a category (`unsubscribe.publicBaseUrl`); none: no header. */
   unsubscribe?: Pick<UnsubscribeLinks, 'link'>;
   /** Aborted on shutdown: a claim not yet sent is released instead of sent. */

@@ -39,8 +39,9 @@ async function claimAndSend(job: DeliverJobData, deps: DeliverDeps, held: Hold):
   const claimSentAt = now();
   // Signed before the claim: a secret Redis cannot give yet fails the job with nothing claimed.
   const listUnsubscribe = !held.hold && needsUnsubscribe(job, deps) ? await unsubscribeOf(job as DeliverJobData & { category: string }, deps) : undefined;
-  // Before the claim: a failover that moves its slot before the replica wait fails the wait.
-  const claimOwners = deps.claimOwners?.(job.operationKey);
+  // On a cluster, a claim that goes is on a replica when it answers (it throws
+  // otherwise: nothing was sent, and the claim, if it survived, is reconciled
+  // by the next one after its lease).
   const claim = await deps.operations.claim({
     operationKey: job.operationKey,
     messageKey: job.messageKey,
@@ -78,16 +79,13 @@ async function claimAndSend(job: DeliverJobData, deps: DeliverDeps, held: Hold):
     case 'go':
       break;
   }
-  // Throws when no replica confirmed the claim: nothing was sent, and the
-  // claim (if it survived) is reconciled by the next one after its lease.
-  if (deps.replicateClaim) await deps.replicateClaim(job.operationKey, claimOwners);
-
   const log = lazyChild(deps.logger, { operationKey: job.operationKey, messageKey: job.messageKey, fence: claim.fence, attempt: claim.attempts });
   const keeper = keepLease({
     leaseMs,
     startedAt: claimSentAt,
     now,
-    extend: () => extendLease(job.operationKey, claim.fence, deps),
+    // Counted only once on a replica, like the claim (OperationStore.extend); a failed wait keeps the lease it had.
+    extend: () => deps.operations.extend(job.operationKey, claim.fence, leaseMs),
     onLost: (reason) => log.warn({ event: 'lease_lost', reason }, 'lease lost; this holder stops and will not commit'),
   });
   try {
@@ -98,22 +96,6 @@ async function claimAndSend(job: DeliverJobData, deps: DeliverDeps, held: Hold):
   } finally {
     keeper.stop();
   }
-}
-
-/**
- * One extension of the lease, counted only once it is as durable as the claim
- * (docs/protocol.md, "Replica waits on a Redis Cluster"): an extension answered
- * by a master that is then failed over (paused past the node timeout, or killed
- * before its replica had it) is lost with it, and the promoted master's lock
- * still ends where the claim or the last replicated extension put it. A holder
- * that counted such an extension would start a call a later claim cannot see.
- * A failed replica wait rejects: the keeper keeps the lease it had.
- */
-async function extendLease(operationKey: string, fence: string, deps: DeliverDeps): Promise<boolean> {
-  const owners = deps.claimOwners?.(operationKey);
-  const extended = await deps.operations.extend(operationKey, fence, deps.policy.leaseMs);
-  if (extended && deps.replicateClaim) await deps.replicateClaim(operationKey, owners);
-  return extended;
 }
 
 /** Reconcile what a previous attempt may have left, apply the limits, then send: how the attempt ends. */

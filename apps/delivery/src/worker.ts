@@ -3,7 +3,7 @@ import type { DeliverJobData } from '@singleshot/core';
 import { waitReplicasOf, type RateLimitConfig } from '@singleshot/config';
 import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider } from '@singleshot/providers';
 import { BatchRunner, QUEUES, addDead, requeueDelivery, type BatchOutcome, type DeliverBatchJobData } from '@singleshot/queues';
-import { RateLimiter, ReplicaBarrier, assertSlotOwners } from '@singleshot/store';
+import { RateLimiter } from '@singleshot/store';
 import { PartitionWorkers, consumedPartitions, documentLinkSecret, unsubscribeLinks, type Runtime } from '@singleshot/runtime';
 import { signDocumentLink } from '@singleshot/documents';
 import { deliver, type DeliverDeps, type DeliverOutcome } from './deliver';
@@ -69,23 +69,12 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   let linkSecret: Promise<string> | undefined;
   // No replicas to wait for (a single Redis): a claim or commit is as durable as it gets once it answered.
   const replicated = waitReplicasOf(rt.config) > 0;
-  const claims = replicated ? new ReplicaBarrier((keys) => rt.replicate(rt.redis, keys)) : undefined;
   // The slots a job's endings (and hand-offs) wrote: each operation's state and the job's queue.
   const commitKeys = (ops: readonly DeliverJobData[], queueName: string) => [...ops.map((op) => rt.keys.op(op.operationKey)), queueName];
   // Undefined without unsubscribe.publicBaseUrl: then no email carries List-Unsubscribe.
   const unsubscribe = unsubscribeLinks({ redis: rt.redis, keys: rt.keys, config: rt.config.unsubscribe });
   const deps: DeliverDeps = {
     operations: traced ? tracedOperations(rt.operations) : rt.operations,
-    ...(claims
-      ? {
-          claimOwners: (operationKey: string) => rt.slotOwners(rt.redis, [rt.keys.op(operationKey)]),
-          replicateClaim: async (operationKey: string, ownersBefore: string | undefined) => {
-            const keys = [rt.keys.op(operationKey)];
-            await claims.after(keys);
-            if (ownersBefore !== undefined) assertSlotOwners(rt.redis, keys, ownersBefore);
-          },
-        }
-      : {}),
     waiting,
     providers: (channel: string) => tracedChains.get(channel) ?? [],
     addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record),

@@ -16,6 +16,7 @@ import {
   createRedis,
   layoutRefusal,
   redisRefusals,
+  replicaWaits,
   slotOwners,
   waitForReplicas,
   type ConnectionRole,
@@ -184,7 +185,11 @@ export async function createRuntime(config: Config, options: { app: string; logg
     keys,
     redis,
     producer,
-    operations: new OperationStore(redis, keys, { retentionMs }),
+    // A claim that goes and a lease extension return only once on a replica (a cluster with waitReplicas).
+    operations: new OperationStore(redis, keys, {
+      retentionMs,
+      ...(waitReplicas > 0 ? { replicas: replicaWaits(redis, (written) => waitForReplicas(redis, written, waitReplicas, waitTimeoutMs)) } : {}),
+    }),
     messages: new MessageStore(redis, keys, { retentionMs }),
     cancellations: new Cancellations(redis, keys, { retentionMs }),
     digests: new DigestStore(redis, keys, { retentionMs }),

@@ -4,6 +4,7 @@ import type { KeyBuilder } from './keys';
 import { OperationReader } from './operation-reader';
 import type { AttemptRecord } from './operation-record';
 import { decimal } from './script-options';
+import type { ReplicaWaits } from './replica-barrier';
 import { runScript } from './scripts';
 
 export type { AttemptRecord, AttemptStep, OperationProbe, OperationRecord, OperationSummary } from './operation-record';
@@ -45,6 +46,8 @@ export type CommitResult = { kind: 'ok'; journalId: string } | { kind: 'stale'; 
 export interface OperationStoreOptions {
   retentionMs: number;
   now?: () => number;
+  /** On a Redis Cluster with replica waits: a claim that goes, and a lease extension, return only once on a replica. */
+  replicas?: ReplicaWaits;
 }
 
 /**
@@ -95,6 +98,9 @@ export class OperationStore extends OperationReader {
   }): Promise<Verdict> {
     const now = this.now();
     const k = this.keys;
+    const { replicas } = this.options;
+    // Before the claim: a failover that moves its slot before the replica wait fails the wait.
+    const owners = replicas?.owners([k.op(input.operationKey)]);
     const raw = (await runScript(
       this.redis,
       'claim',
@@ -134,35 +140,13 @@ export class OperationStore extends OperationReader {
       },
       input.job ? [JSON.stringify(input.job)] : [],
     )) as [string, number | string, string, number | string, string, string, string, string, string];
-    const [kind, n, status, attempts, provider, externalId, bypass, cancelRequested, stopReason] = raw;
-    switch (kind) {
-      case 'claimed':
-        return {
-          kind: 'go',
-          fence: String(n),
-          previousStatus: status as OperationStatus,
-          attempts: Number(attempts),
-          lastProvider: provider,
-          limitBypass: bypass === '1',
-          cancelRequested: cancelRequested === '1',
-          ...(stopReason === 'recipient_suppressed' || stopReason === 'opted_out' ? { stopReason } : {}),
-        };
-      case 'suppressed':
-        return { kind: 'ended', status: 'suppressed', endedNow: true, reason: status as RecipientStop };
-      case 'early':
-        return { kind: 'wait', reason: 'scheduled', untilMs: Number(n) };
-      case 'wait':
-        return { kind: 'wait', reason: status as WaitMark, untilMs: Number(n), began: stopReason === '1' };
-      case 'duplicate':
-        return { kind: 'ended', status: 'sent', endedNow: false, provider, externalId };
-      case 'terminal':
-        // Only a cancel asked for while nothing was in flight ends here (claim.lua); every other terminal status was there before.
-        return n === 'cancel_requested' ? { kind: 'ended', status: 'cancelled', endedNow: true, reason: 'cancel_requested' } : { kind: 'ended', status: status as TerminalStatus, endedNow: false };
-      case 'conflict':
-        return { kind, retryInMs: Math.max(1, Number(n)) };
-      default:
-        throw new Error(`claim script returned unknown result ${kind}`);
-    }
+    const verdict = verdictOf(raw);
+    // A claim that goes is on a replica before it is handed out: a failover that
+    // lost it after a send would let the next claim see a fresh operation and
+    // send it again, while a replicated claim leaves `sending`, which the next
+    // claim reconciles first (docs/protocol.md, "Replica waits on a Redis Cluster").
+    if (verdict.kind === 'go' && replicas && owners !== undefined) await replicas.after([k.op(input.operationKey)], owners);
+    return verdict;
   }
 
   async commit(input: CommitInput): Promise<CommitResult> {
@@ -240,14 +224,57 @@ export class OperationStore extends OperationReader {
     return Number(done) === 1;
   }
 
-  /** Extends the lease when the fence still holds. False: the lease is lost, stop. */
+  /**
+   * Extends the lease when the fence still holds. False: the lease is lost,
+   * stop. With replica waits, an extension counts only once it is as durable
+   * as the claim: one answered by a master that is then failed over is lost
+   * with it, and a holder that counted it would start a call a later claim
+   * cannot see; the wait's failure rejects, and the holder keeps the lease it had.
+   */
   async extend(operationKey: string, fence: string, leaseMs: number): Promise<boolean> {
+    const { replicas } = this.options;
+    const owners = replicas?.owners([this.keys.op(operationKey)]);
     const result = await runScript(
       this.redis,
       'extend-lock',
       [this.keys.lock(operationKey), this.keys.op(operationKey)],
       { fence, leaseMs: decimal(leaseMs), leaseUntil: decimal(this.now() + leaseMs) },
     );
-    return Number(result) === 1;
+    const extended = Number(result) === 1;
+    if (extended && replicas && owners !== undefined) await replicas.after([this.keys.op(operationKey)], owners);
+    return extended;
+  }
+}
+
+/** The claim script's answer as the one verdict (claim.lua's output list). */
+function verdictOf(raw: [string, number | string, string, number | string, string, string, string, string, string]): Verdict {
+  const [kind, n, status, attempts, provider, externalId, bypass, cancelRequested, stopReason] = raw;
+  switch (kind) {
+    case 'claimed':
+      return {
+        kind: 'go',
+        fence: String(n),
+        previousStatus: status as OperationStatus,
+        attempts: Number(attempts),
+        lastProvider: provider,
+        limitBypass: bypass === '1',
+        cancelRequested: cancelRequested === '1',
+        ...(stopReason === 'recipient_suppressed' || stopReason === 'opted_out' ? { stopReason } : {}),
+      };
+    case 'suppressed':
+      return { kind: 'ended', status: 'suppressed', endedNow: true, reason: status as RecipientStop };
+    case 'early':
+      return { kind: 'wait', reason: 'scheduled', untilMs: Number(n) };
+    case 'wait':
+      return { kind: 'wait', reason: status as WaitMark, untilMs: Number(n), began: stopReason === '1' };
+    case 'duplicate':
+      return { kind: 'ended', status: 'sent', endedNow: false, provider, externalId };
+    case 'terminal':
+      // Only a cancel asked for while nothing was in flight ends here (claim.lua); every other terminal status was there before.
+      return n === 'cancel_requested' ? { kind: 'ended', status: 'cancelled', endedNow: true, reason: 'cancel_requested' } : { kind: 'ended', status: status as TerminalStatus, endedNow: false };
+    case 'conflict':
+      return { kind, retryInMs: Math.max(1, Number(n)) };
+    default:
+      throw new Error(`claim script returned unknown result ${kind}`);
   }
 }

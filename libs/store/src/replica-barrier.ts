@@ -1,3 +1,6 @@
+import type { RedisClient } from './connection';
+import { assertSlotOwners, slotOwners } from './replica-wait';
+
 /**
  * Coalesces replica waits: every caller of one event-loop turn shares one
  * wait (one `WAIT` per master), sent after all of their writes were answered.
@@ -32,4 +35,38 @@ export class ReplicaBarrier {
     for (const key of keys) this.pending.keys.add(key);
     return this.pending.done;
   }
+}
+
+/**
+ * The replica wait a store write makes before it returns, when a later step
+ * relies on that write surviving a failover (a Redis Cluster with
+ * `redis.cluster.waitReplicas`; none on a single Redis, where a write is as
+ * durable as it gets once answered). docs/protocol.md, "Replica waits on a
+ * Redis Cluster", lists the writes that wait and why.
+ */
+export interface ReplicaWaits {
+  /** The masters that own `keys` now, read before the write. */
+  owners(keys: readonly string[]): string;
+  /**
+   * Resolves once the writes to `keys` answered so far are on a replica;
+   * rejects (`ReplicaWaitError`) when they may be lost: the wait timed out, or
+   * a slot changed master since `ownersBefore`.
+   */
+  after(keys: readonly string[], ownersBefore: string): Promise<void>;
+}
+
+/**
+ * Replica waits on one connection, coalesced per event-loop turn (one `WAIT`
+ * per master for every claim of the turn).
+ * @param wait the replica wait for a set of keys on `redis` (`waitForReplicas` with the configured count and timeout).
+ */
+export function replicaWaits(redis: RedisClient, wait: (keys: readonly string[]) => Promise<void>): ReplicaWaits {
+  const barrier = new ReplicaBarrier(wait);
+  return {
+    owners: (keys) => slotOwners(redis, keys),
+    after: async (keys, ownersBefore) => {
+      await barrier.after(keys);
+      assertSlotOwners(redis, keys, ownersBefore);
+    },
+  };
 }
