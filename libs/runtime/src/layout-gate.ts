@@ -11,7 +11,9 @@ import { LayoutError, checkLayout, type KeyBuilder, type RedisClient } from '@si
  * memory, read-only) is logged, as the configuration check is.
  */
 export async function checkLayoutAtStart(redis: RedisClient, keys: KeyBuilder, logger: Logger, waitMs = 3_000): Promise<void> {
-  const check = checkLayout(redis, keys);
+  const check = checkLayout(redis, keys, {
+    onMigration: (migration, shard) => logger.info({ event: 'layout_migration', to: migration.to, shard }, `migrating the Redis layout to ${migration.to}: ${migration.describe}`),
+  });
   let timer: NodeJS.Timeout | undefined;
   const waited = new Promise<'pending'>((resolve) => {
     timer = setTimeout(() => resolve('pending'), waitMs);

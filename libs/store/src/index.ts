@@ -28,3 +28,4 @@ export * from './digest-store';
 export * from './digest-record';
 export * from './layout';
 export * from './layout-version';
+export * from './migrations/index';

@@ -58,7 +58,7 @@ describe('checkLayout', () => {
 
   it('a process of the next layout refuses an older one it has no migration from, and does not raise it', async () => {
     await checkLayout(redis, keys);
-    await expect(checkLayout(redis, keys, LAYOUT_VERSION + 1)).rejects.toMatchObject({ code: 'LAYOUT_TOO_OLD' });
+    await expect(checkLayout(redis, keys, { known: LAYOUT_VERSION + 1 })).rejects.toMatchObject({ code: 'LAYOUT_TOO_OLD' });
     expect(await redis.get(keys.layout(0))).toBe(String(LAYOUT_VERSION));
   });
 });

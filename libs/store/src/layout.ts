@@ -2,6 +2,8 @@ import { SingleshotError } from '@singleshot/core';
 import type { RedisClient } from './connection';
 import type { KeyBuilder } from './keys';
 import { LAYOUT_VERSION } from './layout-version';
+import { MIGRATIONS, type LayoutMigration } from './migrations/index';
+import { layoutTarget, migrateShard } from './migrations/migrate';
 import { runScript } from './scripts';
 
 /** Redis holds a layout this process cannot work on: newer, unreadable, or older without a migration. */
@@ -16,25 +18,51 @@ export class LayoutError extends SingleshotError {
   }
 }
 
-/**
- * Reads every shard's layout version and throws `LayoutError` unless each
- * holds the version this code knows; a shard that holds none (a new Redis) is
- * stamped with ours, but only once no shard refused: a refused process writes
- * nothing.
- */
-export async function checkLayout(redis: RedisClient, keys: KeyBuilder, known: number = LAYOUT_VERSION): Promise<void> {
-  const layouts = keys.allLayouts();
-  const found = await Promise.all(layouts.map((key) => redis.get(key)));
-  refuseUnknown(found.filter((v): v is string => v !== null), keys.prefix, known);
-  const missing = layouts.filter((_, i) => found[i] === null);
-  if (missing.length === 0) return;
-  // Stamped in a script, so a process of another version stamping at the same moment is read, never overwritten.
-  const held = (await Promise.all(missing.map((key) => runScript(redis, 'layout-stamp', [key], { version: String(known) })))).map(String);
-  refuseUnknown(held, keys.prefix, known);
+/** What `checkLayout` checks against: this code's layout and the migrations it knows (tests pass others). */
+export interface LayoutCheckOptions {
+  known?: number;
+  migrations?: readonly LayoutMigration[];
+  /** Called before a migration runs on a shard (the process logs it). */
+  onMigration?: (migration: LayoutMigration, shard: number) => void;
 }
 
-function refuseUnknown(held: readonly string[], prefix: string, known: number): void {
-  const unknown = held.find((v) => !/^[1-9]\d{0,8}$/.test(v) || Number(v) > known);
+/**
+ * Reads every shard's layout version and brings each to the one this code
+ * knows, or throws `LayoutError`: a shard that holds none (a new Redis) is
+ * stamped with ours; one that holds an older version (or a migration's mark)
+ * is migrated, one numbered migration at a time (`migrateShard`); one that
+ * holds a newer or unreadable version refuses the process, and so does an
+ * older one without the migrations to bring it here. A process refused on
+ * what it read first writes nothing.
+ */
+export async function checkLayout(redis: RedisClient, keys: KeyBuilder, options: LayoutCheckOptions = {}): Promise<void> {
+  const known = options.known ?? LAYOUT_VERSION;
+  const migrations = options.migrations ?? MIGRATIONS;
+  const layouts = keys.allLayouts();
+  const found = await Promise.all(layouts.map((key) => redis.get(key)));
+  refuse(
+    found.filter((v): v is string => v !== null),
+    keys.prefix,
+    known,
+    migrations,
+  );
+  // Stamped in a script, so a process of another version stamping at the same moment is read, never overwritten.
+  const held = await Promise.all(
+    layouts.map(async (key, shard) => found[shard] ?? String(await runScript(redis, 'layout-stamp', [key], { version: String(known), expect: '' }))),
+  );
+  const after = await Promise.all(
+    held.map(async (value, shard) => {
+      if (value === String(known) || !(layoutTarget(value) <= known)) return value;
+      const next = migrations.find((m) => m.to === (value.startsWith('migrating:') ? layoutTarget(value) : layoutTarget(value) + 1));
+      if (next) options.onMigration?.(next, shard);
+      return migrateShard(redis, keys, shard, value, known, migrations);
+    }),
+  );
+  refuse(after, keys.prefix, known, []);
+}
+
+function refuse(held: readonly string[], prefix: string, known: number, migrations: readonly LayoutMigration[]): void {
+  const unknown = held.find((v) => !(layoutTarget(v) <= known));
   if (unknown !== undefined) {
     throw new LayoutError(
       `Redis (key prefix "${prefix}") holds layout ${unknown}, which this singleshot does not know (it knows layout ${known}): ` +
@@ -43,8 +71,17 @@ function refuseUnknown(held: readonly string[], prefix: string, known: number): 
       held,
     );
   }
-  const older = held.find((v) => Number(v) < known);
+  // Older (or marked) shards need every migration from there to here.
+  const older = held.find((v) => v !== String(known) && !reachable(v, known, migrations));
   if (older !== undefined) {
     throw new LayoutError(`Redis (key prefix "${prefix}") holds layout ${older}, and this singleshot (layout ${known}) has no migration from it.`, 'LAYOUT_TOO_OLD', held);
   }
+}
+
+/** Whether the migrations lead from `held` (a version or a migration's mark) to `known`. */
+function reachable(held: string, known: number, migrations: readonly LayoutMigration[]): boolean {
+  for (let v = held.startsWith('migrating:') ? layoutTarget(held) : layoutTarget(held) + 1; v <= known; v++) {
+    if (!migrations.some((m) => m.to === v)) return false;
+  }
+  return true;
 }

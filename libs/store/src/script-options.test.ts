@@ -67,7 +67,7 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
   'message-decided': { now: '1', operationKeys: ['a'], targets: ['email:r'], retentionMs: '1', trace: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', digestGroups: ['g'], digestTargets: ['["r","a@x.test",""]'] },
   'mutex-acquire': { owner: 'w', leaseMs: '1' },
   'mutex-release': { owner: 'w' },
-  'layout-stamp': { version: '1' },
+  'layout-stamp': { version: '2', expect: '1' },
   'op-schedule': { now: '1', dueAt: '2', sweepAt: '3', reason: 'send_at', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0' },
   'suppression-write': { mode: 'add', now: '1', recipient: 'r', field: 's|email|*', value: '{}', optOuts: ['p|email|news'], detail: '{}' },
   'suppression-page': { now: '1', count: 10, score: '1', recipient: 'r' },

@@ -122,7 +122,8 @@ export interface ScriptOptions {
   'message-decided': { now: Decimal; operationKeys: string[]; targets: string[]; retentionMs: Decimal; trace?: string; digestGroups?: string[]; digestTargets?: string[] };
   'mutex-acquire': { owner: string; leaseMs: Decimal };
   'mutex-release': { owner: string };
-  'layout-stamp': { version: Decimal };
+  /** version: a layout version or `migrating:<n>`; expect: what the shard must hold ('' for none). */
+  'layout-stamp': { version: string; expect: string };
   /** sweepAt > dueAt: when the sweeper looks at an operation nobody claimed. */
   'op-schedule': {
     now: Decimal;
