@@ -25,6 +25,7 @@ export const LOG_EVENTS = {
   redis_config_problem: 'the Redis server configuration is unsafe for singleshot',
   redis_config_check_failed: 'the Redis server configuration could not be checked',
   layout_check_pending: 'Redis did not answer the layout check within its wait: the process starts, and the check completes when Redis answers',
+  layout_migration: 'a numbered layout migration runs on a shard (the shard is marked migrating meanwhile)',
   layout_refused: 'Redis holds a layout this process does not know: it stops',
   layout_upgrade_required: 'a script found a Redis layout newer than this process: it takes no more work, /readyz answers 503',
   layout_check_failed: 'the layout version could not be read (Redis refused the check)',
