@@ -20,3 +20,4 @@ export * from './queues-idle';
 export * from './otlp-receiver';
 export * from './kafka-mock';
 export * from './serve-handler';
+export * from './next-layout-copy';
