@@ -1,20 +1,8 @@
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventMessageKey, operationKey, parseAction } from '@singleshot/core';
-import { KeyBuilder, LAYOUT_VERSION, Suppressions, createRedis } from '@singleshot/store';
-import {
-  nextLayoutCopy,
-  spawnApps,
-  startHttpSink,
-  startTestRedis,
-  testConfig,
-  waitUntil,
-  writeConfigFile,
-  type AppProcess,
-  type HttpSink,
-  type NextLayoutCopy,
-  type TestRedis,
-} from '@singleshot/test-harness';
+import { LAYOUT_VERSION, Suppressions, createRedis } from '@singleshot/store';
+import { waitUntil, type AppProcess } from '@singleshot/test-harness';
+import { layoutLab, readyz, type LayoutLab } from './support/layout';
 
 // The next layout arrives beside a running fleet of this build: a copy of the
 // build at the layout after ours (nextLayoutCopy: the version raised, one
@@ -29,48 +17,17 @@ import {
 const opOf = (id: string) => operationKey({ messageKey: eventMessageKey('shop', id), action: parseAction('notify'), recipient: `${id}@example.com`, channel: 'webhook' });
 
 describe('a copy at the next layout started beside a running fleet', () => {
-  let redis: TestRedis;
-  let admin: Redis;
-  let sink: HttpSink;
-  let copy: NextLayoutCopy | undefined;
-  let cleanup: (() => void) | undefined;
-  let configFile: string;
-  const procs: AppProcess[] = [];
-  const keys = new KeyBuilder('ss', 16);
+  let lab: LayoutLab;
 
   beforeAll(async () => {
-    copy = nextLayoutCopy(LAYOUT_VERSION);
-    redis = await startTestRedis();
-    admin = new Redis(redis.url, { maxRetriesPerRequest: null });
-    sink = await startHttpSink();
-    const written = writeConfigFile(
-      testConfig({
-        redisUrl: redis.url,
-        routes: [
-          { name: 'orders', match: { source: 'shop', type: 'order.created' }, action: 'notify', channel: 'webhook', recipients: 'event' },
-          { name: 'reminders', match: { source: 'shop', type: 'order.reminder' }, action: 'notify', channel: 'webhook', recipients: 'event', delay: '10s' },
-        ],
-        providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 2000 }] },
-      }),
-    );
-    cleanup = written.cleanup;
-    configFile = written.file;
+    lab = await layoutLab({ reminderDelay: '10s', timeoutMs: 2000 });
   });
 
   afterAll(async () => {
-    await Promise.all(procs.map((p) => p.stop()));
-    admin?.disconnect();
-    await sink?.close();
-    await redis?.destroy();
-    cleanup?.();
-    copy?.cleanup();
+    await lab?.close();
   });
 
-  const start = (only: string, build?: NextLayoutCopy) => {
-    const proc = spawnApps(only, configFile, {}, build ? { cliMain: build.cliMain, cwd: build.root } : undefined);
-    procs.push(proc);
-    return proc;
-  };
+  const start = (only: string, build?: 'next') => lab.spawn(only, build);
   const post = async (front: AppProcess, id: string, type = 'order.created') => {
     const res = await fetch(`http://127.0.0.1:${await front.metricsPort()}/v1/events`, {
       method: 'POST',
@@ -79,14 +36,11 @@ describe('a copy at the next layout started beside a running fleet', () => {
     });
     expect(res.status, `POST ${id}`).toBe(202);
   };
-  const op = async (id: string) => admin.hgetall(keys.op(opOf(id)));
-  const sends = (id: string) => sink.accepted.get(opOf(id))?.count ?? 0;
-  const readyz = async (proc: AppProcess) => {
-    const res = await fetch(`http://127.0.0.1:${await proc.metricsPort()}/readyz`);
-    return { status: res.status, body: (await res.json()) as { checks?: Record<string, string> } };
-  };
+  const op = async (id: string) => lab.admin.hgetall(lab.keys.op(opOf(id)));
+  const sends = (id: string) => lab.sink.accepted.get(opOf(id))?.count ?? 0;
 
   it('migrates at start; the old delivery stops claiming and refuses to restart; every event sent once by the build that may', { timeout: 120_000 }, async () => {
+    const { admin, keys } = lab;
     const front = start('ingest,decision');
     const delivery = start('delivery');
     await Promise.all([front.metricsPort(), delivery.metricsPort()]);
@@ -106,7 +60,7 @@ describe('a copy at the next layout started beside a running fleet', () => {
       expect(res.status).toBe(200);
     }
     // One recipient bounces meanwhile: their reminder must end suppressed, whichever build claims it.
-    const store = createRedis({ url: redis.url, role: 'client' });
+    const store = createRedis({ url: lab.redis.url, role: 'client' });
     await new Suppressions(store, keys, { retentionMs: 86_400_000 }).add({ channel: 'webhook', recipient: 'reminder-2@example.com', reason: 'bounce', origin: 'operator', by: 'test' });
     store.disconnect();
     await waitUntil(async () => (await Promise.all(before.map(op))).every((h) => h.status === 'sent'), 'the first events sent');
@@ -114,7 +68,7 @@ describe('a copy at the next layout started beside a running fleet', () => {
     await waitUntil(async () => (await Promise.all(reminders.slice(2).map(op))).every((h) => ['scheduled', 'sending', 'sent', 'suppressed'].includes(h.status ?? '')), 'the reminders decided');
 
     // The copy's front starts: it migrates every shard before it takes work.
-    const nextFront = start('ingest,decision', copy);
+    const nextFront = start('ingest,decision', 'next');
     await nextFront.metricsPort();
     const migrated = async () => (await Promise.all(keys.allLayouts().map((k) => admin.get(k)))).every((v) => v === String(LAYOUT_VERSION + 1));
     await waitUntil(migrated, 'every shard migrated by the copy');
@@ -139,7 +93,7 @@ describe('a copy at the next layout started beside a running fleet', () => {
     expect(again.stderr()).not.toMatch(/^\s+at /m);
 
     // The copy's delivery takes over: what was posted after the migration, and the reminders coming due.
-    start('delivery', copy);
+    start('delivery', 'next');
     const live = [...after, ...reminders.slice(3)];
     await waitUntil(async () => (await Promise.all(live.map(op))).every((h) => h.status === 'sent'), 'everything left to be sent by the copy', { timeoutMs: 60_000 });
     await waitUntil(async () => (await op('reminder-2')).status === 'suppressed', 'the bounced recipient\'s reminder to end suppressed');

@@ -1,9 +1,9 @@
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventMessageKey, operationKey, parseAction } from '@singleshot/core';
-import { KeyBuilder, LAYOUT_VERSION, Suppressions, createRedis } from '@singleshot/store';
-import { nextLayoutCopy, spawnApps, startHttpSink, startTestRedis, testConfig, waitUntil, writeConfigFile, type AppProcess, type HttpSink, type NextLayoutCopy, type TestRedis } from '@singleshot/test-harness';
+import { LAYOUT_VERSION, Suppressions, createRedis } from '@singleshot/store';
+import { waitUntil, type AppProcess } from '@singleshot/test-harness';
 import { prng, type Prng } from '../chaos/prng';
+import { layoutLab, readyz, type LayoutLab } from './support/layout';
 import { TERMINAL, type CancelAnswer } from './support/lifecycle';
 
 // A rolling update as an orchestrator does it, which takes no orders about
@@ -43,61 +43,26 @@ interface Member {
 }
 
 describe('a rolling update to the next layout under load, in random order', () => {
-  let redis: TestRedis;
-  let admin: Redis;
-  let sink: HttpSink;
-  let copy: NextLayoutCopy | undefined;
-  let cleanup: (() => void) | undefined;
-  let configFile: string;
-  const everyProc: AppProcess[] = [];
-  const keys = new KeyBuilder('ss', 16);
+  let lab: LayoutLab;
 
   beforeAll(async () => {
-    copy = nextLayoutCopy(LAYOUT_VERSION);
-    redis = await startTestRedis();
-    admin = new Redis(redis.url, { maxRetriesPerRequest: null });
-    sink = await startHttpSink();
+    // Reminders come due during the roll.
+    lab = await layoutLab({ reminderDelay: '2s', timeoutMs: 1500 });
     // Mostly quick answers, some slow ones, so that processes are stopped and
     // layouts change while calls are under way; all well inside the lease.
     const delays = prng(SEED, 'sink');
-    sink.behave(() => ({ delayMs: delays.chance(0.1) ? delays.int(100, 400) : delays.int(0, 20), then: 'ok' }));
-    const written = writeConfigFile(
-      testConfig({
-        redisUrl: redis.url,
-        routes: [
-          { name: 'orders', match: { source: 'shop', type: 'order.created' }, action: 'notify', channel: 'webhook', recipients: 'event' },
-          { name: 'reminders', match: { source: 'shop', type: 'order.reminder' }, action: 'notify', channel: 'webhook', recipients: 'event', delay: '2s' },
-        ],
-        providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 1500 }] },
-      }),
-    );
-    cleanup = written.cleanup;
-    configFile = written.file;
+    lab.sink.behave(() => ({ delayMs: delays.chance(0.1) ? delays.int(100, 400) : delays.int(0, 20), then: 'ok' }));
   });
 
   afterAll(async () => {
-    await Promise.all(everyProc.map((p) => p.stop()));
-    admin?.disconnect();
-    await sink?.close();
-    await redis?.destroy();
-    cleanup?.();
-    copy?.cleanup();
+    await lab?.close();
   });
 
-  const spawn = (role: Role, build: 'old' | 'new'): AppProcess => {
-    const proc = spawnApps(role, configFile, {}, build === 'new' && copy ? { cliMain: copy.cliMain, cwd: copy.root } : undefined);
-    everyProc.push(proc);
-    return proc;
-  };
-  const readyz = async (proc: AppProcess) => {
-    const res = await fetch(`http://127.0.0.1:${await proc.metricsPort()}/readyz`);
-    return { status: res.status, body: (await res.json()) as { checks?: Record<string, string> } };
-  };
-
   it('nothing sent twice, nothing lost, no cancelled or suppressed operation sent; the old processes stop claiming', { timeout: 300_000 }, async () => {
+    const { admin, keys, sink } = lab;
     const fleet: Member[] = [];
     const join = async (name: string, role: Role, build: 'old' | 'new') => {
-      const member = { name, role, build, proc: spawn(role, build) };
+      const member = { name, role, build, proc: lab.spawn(role, build === 'new' ? 'next' : 'this') };
       await member.proc.metricsPort();
       fleet.push(member);
       return member;
@@ -152,7 +117,7 @@ describe('a rolling update to the next layout under load, in random order', () =
 
     const plan = prng(SEED, 'roll');
     const pause = () => new Promise((r) => setTimeout(r, plan.int(300, 1500)));
-    const store = createRedis({ url: redis.url, role: 'client' });
+    const store = createRedis({ url: lab.redis.url, role: 'client' });
     const suppressions = new Suppressions(store, keys, { retentionMs: 86_400_000 });
     const bounce = async () => {
       const recipient = BOUNCERS[bouncedAt.size];
@@ -161,8 +126,10 @@ describe('a rolling update to the next layout under load, in random order', () =
       bouncedAt.set(recipient, Date.now());
     };
     // SIGTERM as an orchestrator sends it, or SIGKILL as a node that died.
+    const gone: Member[] = [];
     const stop = async (member: Member) => {
       fleet.splice(fleet.indexOf(member), 1);
+      gone.push(member);
       if (plan.chance(0.5)) member.proc.signal('SIGTERM');
       await member.proc.stop();
     };
@@ -203,7 +170,7 @@ describe('a rolling update to the next layout under load, in random order', () =
     }
     // After the migration, a new process restarted is a new process, and an old one refuses to start.
     await restart(plan.pick(fleet.filter((m) => m.build === 'new')));
-    const refused = spawn(plan.pick(['ingest,decision', 'delivery'] as const), 'old');
+    const refused = lab.spawn(plan.pick(['ingest,decision', 'delivery'] as const));
     const refusedCode = await refused.exited();
     await pause();
     rollDone = true;
@@ -254,7 +221,7 @@ describe('a rolling update to the next layout under load, in random order', () =
       }
     }
 
-    const upgradeRequired = everyProc.reduce((n, p) => n + p.logs.filter((l) => l.event === 'layout_upgrade_required').length, 0);
+    const upgradeRequired = [...fleet, ...gone].reduce((n, { proc: p }) => n + p.logs.filter((l) => l.event === 'layout_upgrade_required').length, 0);
     console.warn(
       JSON.stringify({
         figures: 'layout rolling update',
