@@ -61,7 +61,7 @@ export async function startDashboard(rt: Runtime, options: DashboardOptions = {}
   const cancel = runtimeCancel(
     {
       store: rt.cancellations,
-      replicate: (written) => rt.replicate(rt.redis, written),
+      replicas: rt.replicaWaits?.client,
     },
     { metrics: rt.metrics, logger },
   );

@@ -1,9 +1,9 @@
 import { DelayedError, type Worker } from 'bullmq';
 import { partitionOf, type DeliverJobData } from '@singleshot/core';
-import { waitReplicasOf } from '@singleshot/config';
 import { QUEUES, digestCloseJobSchema, enqueueDelayedDeliveries, enqueueDeliveries, enqueueDigestClose, formatIssues, type DigestCloseJobData } from '@singleshot/queues';
 import { createDigestMetrics } from '@singleshot/observability';
 import { RefusalAwareWorker, type Runtime } from '@singleshot/runtime';
+import { writeReplicated } from '@singleshot/store';
 import { SCHEDULE_SWEEP_GRACE_MS } from './lifecycle';
 import { closeAndFlush, type DigestDeps } from './digest-flush';
 
@@ -19,15 +19,9 @@ import { closeAndFlush, type DigestDeps } from './digest-flush';
 export function digestDeps(rt: Runtime): DigestDeps {
   const metrics = createDigestMetrics(rt.metrics.registry);
   metrics.setOpenSource(() => rt.digests.openCount());
-  const replicated = waitReplicasOf(rt.config) > 0;
-  // Where the writes go, read before them: a failover in between fails the wait (docs/protocol.md).
-  const durably = async <T>(keys: string[], write: () => Promise<T>): Promise<T> => {
-    if (!replicated) return write();
-    const before = rt.slotOwners(rt.redis, keys);
-    const result = await write();
-    await rt.replicate(rt.redis, keys, before);
-    return result;
-  };
+  // Each write returns only once on a replica, its keys' owners read before it
+  // (a failover in between fails the wait; docs/protocol.md); on a single Redis it is the write alone.
+  const durably = <T>(keys: string[], write: () => Promise<T>): Promise<T> => writeReplicated(rt.replicaWaits?.client, () => keys, write);
   const partitionOfJob = (job: DeliverJobData) => [rt.keys.queuePrefixOf(partitionOf(job.operationKey, rt.keys.partitions))];
   return {
     onItem: (route) => metrics.items.inc({ route }),

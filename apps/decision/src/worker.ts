@@ -14,13 +14,12 @@ import {
   type DecideBatchJobData,
 } from '@singleshot/queues';
 import { recipientKindOf } from '@singleshot/providers';
-import { waitReplicasOf } from '@singleshot/config';
 import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/runtime';
 import { annotateActive, currentTraceparent, stampTrace, tracingOn } from '@singleshot/tracing';
 import { decide, type DecideOutcome } from './decide';
 import { routeMatches } from './route-match';
 import { digestDeps, startDigestWorker } from './digest-worker';
-import type { MessageDigest } from '@singleshot/store';
+import { writeReplicated, type MessageDigest } from '@singleshot/store';
 
 export interface DecisionApp {
   /** One BullMQ worker per consumed decide partition. */
@@ -49,21 +48,23 @@ export function startDecision(rt: Runtime): DecisionApp {
     }
     return kind;
   };
-  const replicated = waitReplicasOf(rt.config) > 0;
+  // On a cluster each add below returns only once on a replica, its keys'
+  // owners read before it (writeReplicated; docs/protocol.md); on a single
+  // Redis there is nothing to wait for: no key list is built.
+  const replicas = rt.replicaWaits?.client;
   const { batchMax } = rt.config.delivery;
   // The fan-outs of the decide jobs that run in one event-loop turn share
   // `batch` deliver jobs, per deliver partition (libs/queues turn-coalescer.ts). The
   // deliver jobs must be on a replica before the decision is marked and the
-  // decide job completes: a failover could otherwise lose them. On a single
-  // Redis there is nothing to wait for: no key list is built.
+  // decide job completes: a failover could otherwise lose them.
   const fanOut = new TurnCoalescer<DeliverJobData>(async (jobs) => {
-    // Where the adds go, read before them: a failover in between fails the wait (docs/protocol.md).
-    // With the records of the decisions (written before, on this connection): a
-    // cancel must find every operation a failover cannot take back.
-    const partitionKeys = replicated ? [...new Set([...jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))), ...jobs.map((j) => rt.keys.message(j.messageKey))])] : [];
-    const before = replicated ? rt.slotOwners(rt.redis, partitionKeys) : undefined;
-    await enqueueDeliveryJobs(rt.queues, jobs, batchMax);
-    if (replicated) await rt.replicate(rt.redis, partitionKeys, before);
+    await writeReplicated(
+      replicas,
+      // With the records of the decisions (written before, on this connection): a
+      // cancel must find every operation a failover cannot take back.
+      () => [...new Set([...jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))), ...jobs.map((j) => rt.keys.message(j.messageKey))])],
+      () => enqueueDeliveryJobs(rt.queues, jobs, batchMax),
+    );
   }, batchMax);
   const digests = rt.config.routes.some((r) => r.digest) ? digestDeps(rt) : undefined;
   const digestWorker = digests ? startDigestWorker(rt, digests) : undefined;
@@ -76,9 +77,7 @@ export function startDecision(rt: Runtime): DecisionApp {
     enqueueDeliveries: (jobs: DeliverJobData[]) => fanOut.add(tracingOn() ? stampTrace(jobs) : jobs),
     enqueueRenders: async (jobs: Parameters<typeof enqueueRenders>[1]) => {
       if (tracingOn()) stampTrace(jobs);
-      const before = replicated ? rt.slotOwners(rt.redis, [rt.keys.queuePrefix]) : undefined;
-      await enqueueRenders(rt.queues.render, jobs);
-      if (replicated) await rt.replicate(rt.redis, [rt.keys.queuePrefix], before);
+      await writeReplicated(replicas, () => [rt.keys.queuePrefix], () => enqueueRenders(rt.queues.render, jobs));
     },
     // Traced: the decision's traceparent goes with it (the story page's trace id).
     recordDecision: (messageKey: string, ops: Array<{ operationKey: string; target: string }>, extraRetentionMs?: number, digestGroups?: MessageDigest[]) =>
@@ -87,10 +86,7 @@ export function startDecision(rt: Runtime): DecisionApp {
       cancellations: rt.cancellations,
       schedule: (job: DeliverJobData, due: number, reason: 'send_at' | 'delay', sweepGraceMs: number) => rt.operations.schedule(job, due, reason, sweepGraceMs),
       enqueueLater: async (items: ReadonlyArray<{ job: DeliverJobData; delayMs: number }>) => {
-        const partitionKeys = replicated ? items.map((i) => rt.keys.queuePrefixOf(partitionOf(i.job.operationKey, rt.keys.partitions))) : [];
-        const before = replicated ? rt.slotOwners(rt.redis, partitionKeys) : undefined;
-        await enqueueDelayedDeliveries(rt.queues, items);
-        if (replicated) await rt.replicate(rt.redis, partitionKeys, before);
+        await writeReplicated(replicas, () => items.map((i) => rt.keys.queuePrefixOf(partitionOf(i.job.operationKey, rt.keys.partitions))), () => enqueueDelayedDeliveries(rt.queues, items));
       },
     },
     logger,

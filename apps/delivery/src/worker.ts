@@ -1,6 +1,6 @@
 import { DelayedError } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
-import { waitReplicasOf, type RateLimitConfig } from '@singleshot/config';
+import type { RateLimitConfig } from '@singleshot/config';
 import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider } from '@singleshot/providers';
 import { BatchRunner, QUEUES, addDead, requeueDelivery, type BatchOutcome, type DeliverBatchJobData } from '@singleshot/queues';
 import { RateLimiter } from '@singleshot/store';
@@ -67,10 +67,6 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   rt.metrics.setWaitingSource(() => waiting.counts());
   const docs = rt.config.documents;
   let linkSecret: Promise<string> | undefined;
-  // No replicas to wait for (a single Redis): a claim or commit is as durable as it gets once it answered.
-  const replicated = waitReplicasOf(rt.config) > 0;
-  // The slots a job's endings (and hand-offs) wrote: each operation's state and the job's queue.
-  const commitKeys = (ops: readonly DeliverJobData[], queueName: string) => [...ops.map((op) => rt.keys.op(op.operationKey)), queueName];
   // Undefined without unsubscribe.publicBaseUrl: then no email carries List-Unsubscribe.
   const unsubscribe = unsubscribeLinks({ redis: rt.redis, keys: rt.keys, config: rt.config.unsubscribe });
   const deps: DeliverDeps = {
@@ -131,15 +127,12 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
       invalid: (entry, where) => recordInvalidJob(deps, { operationKey: where.key, data: entry, issues: where.issues }),
       // Under the operation key, the id replay, the sweeper and the render's wake-up look up.
       handOff: (op, delayMs) => requeueDelivery(rt.queues, op, { delayMs }),
-      // The fenced commits (and hand-offs) must be on a replica before the job
-      // completes: a failover could otherwise take the endings with it (an
-      // in-doubt claim is left, which the provider lookup reconciles).
-      ...(replicated
-        ? {
-            owners: (ops: readonly DeliverJobData[], queueName: string) => rt.slotOwners(rt.redis, commitKeys(ops, queueName)),
-            replicate: (ops: readonly DeliverJobData[], queueName: string, ownersBefore?: string) => rt.replicate(rt.redis, commitKeys(ops, queueName), ownersBefore),
-          }
-        : {}),
+      // On a cluster the fenced commits (each operation's state) and the
+      // hand-offs (the job's queue) are on a replica before the job completes:
+      // a failover could otherwise take the endings with it (an in-doubt claim
+      // is left, which the provider lookup reconciles). None on a single Redis.
+      replicas: rt.replicaWaits?.client,
+      written: (op) => [rt.keys.op(op.operationKey)],
     },
     logger,
   );

@@ -33,4 +33,4 @@ export interface IngestContext {
  * What ingest takes from the runtime: no operation store, journal or worker
  * queues (ingest only accepts messages and enqueues decide jobs).
  */
-export type IngestRuntime = Pick<Runtime, 'config' | 'logger' | 'metrics' | 'keys' | 'redis' | 'producer' | 'producerQueues' | 'retentionMs' | 'replicate' | 'slotOwners' | 'documentStore'>;
+export type IngestRuntime = Pick<Runtime, 'config' | 'logger' | 'metrics' | 'keys' | 'redis' | 'producer' | 'producerQueues' | 'retentionMs' | 'replicaWaits' | 'documentStore'>;

@@ -1,9 +1,8 @@
-import { waitReplicasOf } from '@singleshot/config';
 import { normalizeRecipient } from '@singleshot/core';
 import { Cancellations, FeedbackStore, MessageStore, Suppressions } from '@singleshot/store';
 import { listen } from '@singleshot/http';
 import { defaultReady, documentLinkSecret, readOnce, unsubscribeSecret, type RunningWorker } from '@singleshot/runtime';
-import { Acceptor, acceptanceKeys } from '@singleshot/intake';
+import { Acceptor } from '@singleshot/intake';
 import { IngestCounters } from './counters';
 import { serveRoutes } from './http/serve';
 import { IntakeGate } from './intake-gate';
@@ -38,9 +37,9 @@ export function ingestContext(rt: IngestRuntime): IngestContext {
       // The fail-fast producer connection: while Redis is away, answer 503 at once.
       messages: new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
       decideQueues: rt.producerQueues,
-      // The message record's slot and its decide queue partition's slot.
-      replicate: (messageKey, ownersBefore) => rt.replicate(rt.producer, acceptanceKeys(rt.keys, messageKey), ownersBefore),
-      ...(waitReplicasOf(rt.config) > 0 ? { owners: (messageKey: string) => rt.slotOwners(rt.producer, acceptanceKeys(rt.keys, messageKey)) } : {}),
+      keys: rt.keys,
+      // On a cluster: no 2xx before the message record and its decide job are on a replica.
+      replicas: rt.replicaWaits?.producer,
       enqueueTimeoutMs: ingest.enqueueTimeoutMs,
     }),
     logger: rt.logger.child({ component: 'ingest' }),
@@ -55,7 +54,7 @@ export function ingestContext(rt: IngestRuntime): IngestContext {
     cancels: {
       // The fail-fast producer connection, as acceptance: a cancel while Redis is away answers 503 at once.
       store: new Cancellations(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
-      replicate: (written) => rt.replicate(rt.producer, written),
+      replicas: rt.replicaWaits?.producer,
     },
     sourceLabel: (source) => (knownSources.has(source) ? source : 'other'),
   };
@@ -110,6 +109,10 @@ export async function startIngest(
   const host = resolveIngestHost(rt.config.ingest, options.host);
   const ctx = ingestContext(rt);
   const suppressions = new Suppressions(rt.producer, rt.keys, { retentionMs: rt.retentionMs });
+  // On a cluster the feedback's suppressions are on a replica before the post
+  // is answered: a failover cannot take one back (the preference and
+  // unsubscribe pages' own changes do not wait).
+  const signalled = new Suppressions(rt.producer, rt.keys, { retentionMs: rt.retentionMs, replicas: rt.replicaWaits?.producer });
   // Read once per process (the key never changes); a failed read is retried on the next download.
   let linkSecret: Promise<string> | undefined;
   const routes = ingestRoutes({
@@ -129,9 +132,7 @@ export async function startIngest(
       // claim after the 200 sends to them (claim.lua reads the copy).
       onSuppressionSignal: async (channel, recipient, reason, origin) => {
         const normalized = normalizeRecipient(recipient);
-        const added = await suppressions.add({ channel, recipient: normalized, reason, origin: reason === 'complaint' ? 'complaint' : reason === 'unsubscribe' ? 'unsubscribe' : 'bounce', by: `feedback:${origin.source}:${origin.eventId}` });
-        // On a cluster the copies are on a replica before the post is answered: a failover cannot take the suppression back.
-        await rt.replicate(rt.producer, suppressions.keysOf(normalized));
+        const added = await signalled.add({ channel, recipient: normalized, reason, origin: reason === 'complaint' ? 'complaint' : reason === 'unsubscribe' ? 'unsubscribe' : 'bounce', by: `feedback:${origin.source}:${origin.eventId}` });
         if (added) rt.metrics.suppressionsAdded.inc({ reason });
       },
       ...options.feedback,

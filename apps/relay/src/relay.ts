@@ -1,6 +1,5 @@
-import { waitReplicasOf } from '@singleshot/config';
 import type { SourceConfig } from '@singleshot/config';
-import { Acceptor, acceptanceKeys } from '@singleshot/intake';
+import { Acceptor } from '@singleshot/intake';
 import { addDead } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
 import { MessageStore, SourceStatusStore } from '@singleshot/store';
@@ -10,7 +9,7 @@ import type { Source, SourceDeps } from './source';
 import { startStatusReporter } from './status-reporter';
 
 /** What the relay takes from the runtime: the producer path ingest uses, and the DLQ. */
-export type RelayRuntime = Pick<Runtime, 'config' | 'logger' | 'metrics' | 'keys' | 'producer' | 'producerQueues' | 'queues' | 'retentionMs' | 'replicate' | 'slotOwners'>;
+export type RelayRuntime = Pick<Runtime, 'config' | 'logger' | 'metrics' | 'keys' | 'producer' | 'producerQueues' | 'queues' | 'retentionMs' | 'replicaWaits'>;
 
 export interface Relay {
   /** Readiness: each source's origin answers. */
@@ -48,8 +47,9 @@ export async function startRelay(rt: RelayRuntime, sources: readonly SourceConfi
     // The fail-fast producer connection, as ingest: while Redis is away an acceptance fails at once and is tried again.
     messages: new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
     decideQueues: rt.producerQueues,
-    replicate: (messageKey, ownersBefore) => rt.replicate(rt.producer, acceptanceKeys(rt.keys, messageKey), ownersBefore),
-    ...(waitReplicasOf(rt.config) > 0 ? { owners: (messageKey: string) => rt.slotOwners(rt.producer, acceptanceKeys(rt.keys, messageKey)) } : {}),
+    keys: rt.keys,
+    // On a cluster: no acknowledgement to the origin before the acceptance is on a replica.
+    replicas: rt.replicaWaits?.producer,
     enqueueTimeoutMs: rt.config.ingest.enqueueTimeoutMs,
   });
   const running: Source[] = [];

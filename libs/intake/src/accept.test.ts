@@ -63,7 +63,7 @@ function acceptor(refuseAdds = 0, opts: { hangAdds?: number; enqueueTimeoutMs?: 
       markQueued: (key) => store.markQueued(key),
     },
     decideQueues,
-    replicate: () => Promise.resolve(),
+    keys: rt.keys,
     enqueueTimeoutMs: opts.enqueueTimeoutMs ?? 10_000,
   });
   return { acceptor, adds: () => adds };

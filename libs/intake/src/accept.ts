@@ -1,7 +1,8 @@
 import type { DecideJobData, IngestInput } from '@singleshot/core';
-import { redisRefusals, type MessageStore } from '@singleshot/store';
+import { redisRefusals, type KeyBuilder, type MessageStore, type ReplicaWaits } from '@singleshot/store';
 import { DECIDE_BATCH_MAX, TurnCoalescer, enqueueDecideJobs, type Queues } from '@singleshot/queues';
 import { tracingOn, withSpan } from '@singleshot/tracing';
+import { acceptanceKeys } from './acceptance-keys';
 import { Deadlines } from './deadlines';
 import { StoreUnavailableError } from './errors';
 
@@ -14,16 +15,15 @@ export interface AcceptDeps {
    * (libs/queues batch-jobs.ts); a message alone gets its own job.
    */
   decideQueues: Pick<Queues, 'decideOf'>;
+  /** Names the keys an acceptance writes (the replica wait's, `acceptanceKeys`). */
+  keys: KeyBuilder;
   /**
-   * Resolves once the acceptance's writes are on enough replicas (a cluster's
-   * `WAIT`, a no-op on a single Redis); rejects otherwise, and ingest answers 503.
+   * The producer connection's replica waits on a Redis Cluster: an arrival is
+   * answered only once the acceptance's writes (the message record and its
+   * decide queue partition) are on a replica, and fails (ingest answers 503)
+   * when they may be lost. Absent on a single Redis: no wait, no key list.
    */
-  replicate(messageKey: string, ownersBefore?: string): Promise<void>;
-  /**
-   * Where the acceptance's writes go now (`Runtime.slotOwners` of the keys
-   * `replicate` waits for), taken before them; absent on a single Redis.
-   */
-  owners?(messageKey: string): string;
+  replicas?: ReplicaWaits | undefined;
   enqueueTimeoutMs: number;
 }
 
@@ -38,6 +38,9 @@ export interface AcceptResult {
  * that span's, which the decide job carries on (set here, not by callers).
  */
 type Message = { messageKey: string; via: string; input: IngestInput; traceparent?: string | undefined; trace?: string | undefined };
+
+/** The keys an acceptance writes and their masters before the first write, for its replica wait. */
+type Written = { keys: string[]; ownersBefore: string };
 
 /** One arrival in flight: the enqueue it runs or waits for, forgotten if the arrival times out. */
 type Arrival = { joined: Promise<boolean> | undefined };
@@ -111,27 +114,31 @@ export class Acceptor {
   }
 
   private async arrive({ messageKey, via, input, trace }: Message, arrival: Arrival): Promise<AcceptResult> {
-    const { messages, replicate } = this.deps;
+    const { messages, replicas } = this.deps;
     // Before the first write: a failover that moves these slots before the replica wait fails the wait.
-    const before = this.deps.owners?.(messageKey);
+    let written: Written | undefined;
+    if (replicas) {
+      const keys = acceptanceKeys(this.deps.keys, messageKey);
+      written = { keys, ownersBefore: replicas.owners(keys) };
+    }
     const recorded = await messages.arrive(messageKey, via);
     if (!recorded.queued) {
       const running = this.enqueuing.get(messageKey);
       arrival.joined = running;
       if (!running || !(await running.then(() => true, () => false))) {
-        return { messageKey, status: (await this.enqueue({ messageKey, via, input, trace }, recorded.firstArrivalAt, arrival, before)) ? 'accepted' : 'duplicate' };
+        return { messageKey, status: (await this.enqueue({ messageKey, via, input, trace }, recorded.firstArrivalAt, arrival, written)) ? 'accepted' : 'duplicate' };
       }
     }
     // Another arrival was accepted, perhaps an instant ago and not yet on a
     // replica: this answer is an acknowledgement too, so it waits as well.
-    await replicate(messageKey, before);
+    if (written) await this.onReplica(written);
     return { messageKey, status: 'duplicate' };
   }
 
   /** Adds the decide job and marks it queued; true for the arrival that answers `accepted`. */
-  private enqueue(message: Message, firstArrivalAt: number, arrival: Arrival, ownersBefore: string | undefined): Promise<boolean> {
+  private enqueue(message: Message, firstArrivalAt: number, arrival: Arrival, written: Written | undefined): Promise<boolean> {
     const { messageKey } = message;
-    const done = this.enqueueOnce(message, firstArrivalAt, ownersBefore);
+    const done = this.enqueueOnce(message, firstArrivalAt, written);
     this.enqueuing.set(messageKey, done);
     arrival.joined = done;
     const settled = () => this.forget(messageKey, done);
@@ -144,7 +151,7 @@ export class Acceptor {
     if (this.enqueuing.get(messageKey) === enqueue) this.enqueuing.delete(messageKey);
   }
 
-  private async enqueueOnce({ messageKey, via, input, trace }: Message, firstArrivalAt: number, ownersBefore: string | undefined): Promise<boolean> {
+  private async enqueueOnce({ messageKey, via, input, trace }: Message, firstArrivalAt: number, written: Written | undefined): Promise<boolean> {
     // Arrivals of other messages taken in this turn share the add
     // (TurnCoalescer). First arrivals of this message in several processes may
     // race here: markQueued picks one "accepted". Their adds collapse when both
@@ -155,8 +162,16 @@ export class Acceptor {
     await this.decides.add([{ messageKey, firstArrivalAt, via, input, trace }]);
     const mine = await this.deps.messages.markQueued(messageKey);
     // Before any 2xx: a master failover must not lose an acknowledged message.
-    await this.deps.replicate(messageKey, ownersBefore);
+    if (written) await this.onReplica(written);
     return mine;
+  }
+
+  /**
+   * Resolves once the acceptance's writes are on a replica (with replica
+   * waits); rejects when a failover may lose them, and no 2xx goes out.
+   */
+  private async onReplica(written: Written): Promise<void> {
+    await this.deps.replicas?.after(written.keys, written.ownersBefore);
   }
 }
 

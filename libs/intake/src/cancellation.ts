@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { eventMessageKey, normalizeRecipient } from '@singleshot/core';
-import type { CancelBy, Cancellations, MessageCancel } from '@singleshot/store';
+import type { CancelBy, Cancellations, MessageCancel, ReplicaWaits } from '@singleshot/store';
 
 /**
  * A cancel's body, the same at ingest (`POST /v1/cancellations`) and in the
@@ -51,11 +51,16 @@ export function cancelTargetOf(body: CancellationBody, scope: CancelScope): Canc
   return { kind: 'key', source, cancellationKey: body.cancellationKey as string };
 }
 
-/** What carrying out a cancel needs: the compare-and-sets, and a replica wait for what they wrote. */
+/** What carrying out a cancel needs: the compare-and-sets, and the replica waits of their connection. */
 export interface CancelPort {
   store: Pick<Cancellations, 'cancelMessage' | 'cancelByKey'>;
-  /** Resolves once the writes to these Redis keys' slots are on a replica (a no-op on a single Redis). */
-  replicate(keys: readonly string[]): Promise<void>;
+  /**
+   * The replica waits of the store's connection on a Redis Cluster: the
+   * cancel is answered only once what it wrote is on a replica. Absent on a
+   * single Redis (no wait). Its keys are known only once it is done (the
+   * operations it found), so no owners are read before it.
+   */
+  replicas?: ReplicaWaits | undefined;
 }
 
 /**
@@ -75,7 +80,7 @@ export async function carryOutCancel(
     target.kind === 'message'
       ? await port.store.cancelMessage(target.messageKey, normalized, who)
       : await port.store.cancelByKey(target.source, target.cancellationKey, normalized, who);
-  await port.replicate(done.written);
+  if (port.replicas) await port.replicas.after(done.written);
   return done;
 }
 

@@ -50,7 +50,9 @@ function harness(outcomes: Map<string, Ended | Error>, options: { handOffFails?:
       if (options.handOffFails) throw options.handOffFails;
       events.push(`handOff ${op.recipient} ${delayMs}`);
     },
-    replicate: async (members) => void events.push(`replicate ${members.length}`),
+    // One key per member, and the job's queue.
+    written: (op) => [op.operationKey],
+    replicas: { owners: () => '', after: async (keys) => void events.push(`replicate ${keys.length - 1}`) },
   };
   return { runner: new BatchRunner(handler, logger), events, invalid, runs };
 }

@@ -1,5 +1,6 @@
 import { DelayedError } from 'bullmq';
 import type { Logger } from '@singleshot/observability';
+import type { ReplicaWaits } from '@singleshot/store';
 import { runMemberSpan, startBatchSpan, tracingOn, type SpanRef } from '@singleshot/tracing';
 import { firstBackoffMs } from './batch-jobs';
 import { BATCH_JOB_NAME } from './batch-plan';
@@ -78,16 +79,19 @@ export interface MemberHandler<T, R> {
   /** Gives a member of a batch a job of its own, to run after `delayMs`. */
   handOff(member: T, delayMs: number, batchJobId: string): Promise<unknown>;
   /**
-   * Waits until the members' writes and the queue's (hand-offs) are on a
-   * replica; absent when there are none to wait for (a single Redis).
+   * The replica waits of the connection the members' writes go out on, on a
+   * Redis Cluster: the job completes or moves only once the keys `written`
+   * names, and the job's queue (hand-offs), are on a replica; their owners
+   * are read before any member runs. Absent on a single Redis: no wait, no
+   * key list.
    */
-  replicate?(members: readonly T[], queueQualifiedName: string, ownersBefore?: string): Promise<void>;
-  /**
-   * Where the members' writes will go (`Runtime.slotOwners` of the keys
-   * `replicate` waits for), read before any member runs; with `replicate`.
-   */
-  owners?(members: readonly T[], queueQualifiedName: string): string;
+  replicas?: ReplicaWaits | undefined;
+  /** The keys a member's run writes that a failover must not take back once its job completes (with `replicas`). */
+  written?(member: T): readonly string[];
 }
+
+/** The keys a job's replica wait covers and their masters before any member ran. */
+type Written = { keys: string[]; ownersBefore: string };
 
 /**
  * Runs decide and deliver jobs, one member or several, the same way: each
@@ -143,7 +147,7 @@ export class BatchRunner<T, R> {
       return ended;
     }
     const member = parsed.data as T;
-    const before = handler.owners?.([member], job.queueQualifiedName);
+    const written = this.writtenBy([member], job);
     // Traced, the member's line is written inside its span (trace_id, span_id).
     const traced = tracingOn();
     const result = traced ? await this.runTraced(member, job) : await handler.run(member);
@@ -151,7 +155,7 @@ export class BatchRunner<T, R> {
     // The member's commit must be on a replica before the job completes or
     // moves: a failover could otherwise take the ending with it. Throws →
     // BullMQ retries the job.
-    if (handler.replicate) await handler.replicate([member], job.queueQualifiedName, before);
+    if (written) await this.onReplica(written);
     const again = handler.againAfterMs(result);
     if (again !== undefined) {
       await job.moveToDelayed(Date.now() + again, token);
@@ -174,12 +178,12 @@ export class BatchRunner<T, R> {
       if (parsed.success) valid.push(parsed.data as T);
       else refused.push({ entry, index, issues: listed ? formatIssues(parsed.error).map((i) => `${listField}.${index}.${i}`) : [`${listField}: expected an array of ${handler.queue} jobs`] });
     });
-    // Read before any member writes (see MemberHandler.owners).
-    const before = handler.owners?.(valid, job.queueQualifiedName);
+    // Read before any member writes (see MemberHandler.replicas).
+    const written = this.writtenBy(valid, job);
     // Traced: the batch is a trace of its own, linked to each member's span in its event's trace.
     const batchSpan = tracingOn() ? startBatchSpan(`${handler.queue}.batch`, { 'singleshot.job_id': String(job.id), 'singleshot.members': valid.length }) : undefined;
     try {
-      return await this.settleBatch(job, valid, refused, before, batchSpan);
+      return await this.settleBatch(job, valid, refused, written, batchSpan);
     } finally {
       batchSpan?.end();
     }
@@ -189,7 +193,7 @@ export class BatchRunner<T, R> {
     job: RunnerJob,
     valid: T[],
     refused: Array<{ entry: unknown; index: number; issues: string[] }>,
-    before: string | undefined,
+    written: Written | undefined,
     batchSpan: SpanRef | undefined,
   ): Promise<BatchOutcome> {
     const { handler } = this;
@@ -237,8 +241,25 @@ export class BatchRunner<T, R> {
     // batch finds them there; the first failure fails the batch.
     if (handOffs.length > 0) for (const result of await Promise.allSettled(handOffs)) if (result.status === 'rejected') failure ??= result.reason;
     if (failure !== undefined) throw failure;
-    if (handler.replicate) await handler.replicate(valid, job.queueQualifiedName, before);
+    if (written) await this.onReplica(written);
     return outcome;
+  }
+
+  /**
+   * With replica waits: the keys the members and the job's queue write, and
+   * their masters now, read before any member runs (a failover that moves
+   * them before the wait fails it); undefined on a single Redis.
+   */
+  private writtenBy(members: readonly T[], job: RunnerJob): Written | undefined {
+    const { replicas, written } = this.handler;
+    if (!replicas) return undefined;
+    const keys = [...members.flatMap((member) => written?.(member) ?? []), job.queueQualifiedName];
+    return { keys, ownersBefore: replicas.owners(keys) };
+  }
+
+  /** Resolves once `written` is on a replica; rejects when a failover may lose it (BullMQ retries the job). */
+  private async onReplica(written: Written): Promise<void> {
+    await this.handler.replicas?.after(written.keys, written.ownersBefore);
   }
 
   /**

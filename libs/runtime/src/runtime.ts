@@ -17,11 +17,12 @@ import {
   layoutRefusal,
   redisRefusals,
   replicaWaits,
-  slotOwners,
+  replicaWaitsEach,
   waitForReplicas,
   type ConnectionRole,
   type RedisClient,
   type RedisConnectionOptions,
+  type ReplicaWaits,
 } from '@singleshot/store';
 import { openQueues, type Queues } from '@singleshot/queues';
 import { createDocumentStore } from './document-store-factory';
@@ -66,18 +67,14 @@ export interface Runtime {
   /** A new connection for a BullMQ worker or a blocking read; closed by `close()`. */
   connect(role: ConnectionRole, name: string): RedisClient;
   /**
-   * Resolves once `redis.cluster.waitReplicas` replicas of the masters holding
-   * `keys` have the writes sent so far on `connection` (a no-op on a single
-   * Redis); throws `ReplicaWaitError` (code `REPLICA_WAIT_TIMEOUT`) after
-   * `redis.cluster.waitTimeoutMs`. Acceptance and the fenced commit call it.
+   * The replica waits of each connection, handed to the writers a later step
+   * relies on (acceptance, cancels, feedback suppressions, a job's
+   * completion, the decision's adds), which then return only once their
+   * writes are on a replica; undefined on a single Redis
+   * (`redis.cluster.waitReplicas` 0), where they wait for nothing and build
+   * no key list. docs/protocol.md, "Replica waits on a Redis Cluster".
    */
-  replicate(connection: RedisClient, keys: readonly string[], ownersBefore?: string): Promise<void>;
-  /**
-   * The masters `connection` sends `keys` to now ('' on a single Redis):
-   * taken before writes and handed to `replicate`, which then refuses to
-   * vouch for writes whose slot changed master meanwhile.
-   */
-  slotOwners(connection: RedisClient, keys: readonly string[]): string;
+  replicaWaits: { client: ReplicaWaits; producer: ReplicaWaits } | undefined;
   /** Unique per process: shows up as the lock owner of operations. */
   workerId: string;
   retentionMs: number;
@@ -104,6 +101,18 @@ export function redisConnectionOptions(config: Config, role: ConnectionRole, nam
 /** The key builder of a config: key prefix, shards and queue partitions. */
 export function keysOf(config: Config): KeyBuilder {
   return new KeyBuilder(config.redis.keyPrefix, config.redis.shards, partitionsOf(config));
+}
+
+/**
+ * The replica waits of `connection`, one `WAIT` per call, when the config
+ * asks for them (a cluster with `redis.cluster.waitReplicas` ≥ 1); undefined
+ * otherwise, and a writer given none waits for nothing.
+ */
+export function replicaWaitsOf(config: Config, connection: RedisClient): ReplicaWaits | undefined {
+  const waitReplicas = waitReplicasOf(config);
+  if (waitReplicas <= 0) return undefined;
+  const waitTimeoutMs = config.redis.cluster?.waitTimeoutMs ?? 1_000;
+  return replicaWaitsEach(connection, (keys, ownersBefore) => waitForReplicas(connection, keys, waitReplicas, waitTimeoutMs, ownersBefore));
 }
 
 export async function createRuntime(config: Config, options: { app: string; logger?: Logger; metrics?: Metrics }): Promise<Runtime> {
@@ -178,6 +187,8 @@ export async function createRuntime(config: Config, options: { app: string; logg
   const documentMetrics = createDocumentMetrics(metrics.registry);
   metrics.setStoredWaitingSource(async () => ({ document: await documents.waitingCount() }));
   const documentStore = createDocumentStore(config.documents.store);
+  const clientWaits = replicaWaitsOf(config, redis);
+  const producerWaits = replicaWaitsOf(config, producer);
   return {
     config,
     logger,
@@ -202,8 +213,7 @@ export async function createRuntime(config: Config, options: { app: string; logg
     queues,
     producerQueues,
     connect,
-    replicate: (connection, keyList, ownersBefore) => waitForReplicas(connection, keyList, waitReplicas, waitTimeoutMs, ownersBefore),
-    slotOwners,
+    replicaWaits: clientWaits && producerWaits ? { client: clientWaits, producer: producerWaits } : undefined,
     workerId: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     retentionMs,
     close: async () => {

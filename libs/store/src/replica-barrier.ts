@@ -11,7 +11,7 @@ import { assertSlotOwners, slotOwners } from './replica-wait';
 export class ReplicaBarrier {
   private pending: { keys: Set<string>; done: Promise<void> } | undefined;
 
-  /** @param wait the replica wait for a set of keys (`Runtime.replicate` on the connection that wrote them). */
+  /** @param wait the replica wait for a set of keys (`waitForReplicas` on the connection that wrote them). */
   constructor(private readonly wait: (keys: readonly string[]) => Promise<void>) {}
 
   /**
@@ -38,10 +38,12 @@ export class ReplicaBarrier {
 }
 
 /**
- * The replica wait a store write makes before it returns, when a later step
- * relies on that write surviving a failover (a Redis Cluster with
+ * The replica wait a write makes before it returns, when a later step relies
+ * on that write surviving a failover (a Redis Cluster with
  * `redis.cluster.waitReplicas`; none on a single Redis, where a write is as
- * durable as it gets once answered). docs/protocol.md, "Replica waits on a
+ * durable as it gets once answered, and a writer given no `ReplicaWaits`
+ * waits for nothing). One per connection: `WAIT` vouches only for the writes
+ * of the connection it is sent on. docs/protocol.md, "Replica waits on a
  * Redis Cluster", lists the writes that wait and why.
  */
 export interface ReplicaWaits {
@@ -50,9 +52,10 @@ export interface ReplicaWaits {
   /**
    * Resolves once the writes to `keys` answered so far are on a replica;
    * rejects (`ReplicaWaitError`) when they may be lost: the wait timed out, or
-   * a slot changed master since `ownersBefore`.
+   * a slot changed master since `ownersBefore` (not checked without it: for
+   * writes whose keys are known only once they are done).
    */
-  after(keys: readonly string[], ownersBefore: string): Promise<void>;
+  after(keys: readonly string[], ownersBefore?: string): Promise<void>;
 }
 
 /**
@@ -66,7 +69,30 @@ export function replicaWaits(redis: RedisClient, wait: (keys: readonly string[])
     owners: (keys) => slotOwners(redis, keys),
     after: async (keys, ownersBefore) => {
       await barrier.after(keys);
-      assertSlotOwners(redis, keys, ownersBefore);
+      if (ownersBefore !== undefined) assertSlotOwners(redis, keys, ownersBefore);
     },
   };
+}
+
+/**
+ * Replica waits on one connection, one `WAIT` per call: for writes that end a
+ * step each on their own (an acceptance, a job's completion, a cancel).
+ * @param wait the replica wait for a set of keys on `redis`, checking `ownersBefore` after it (`waitForReplicas`).
+ */
+export function replicaWaitsEach(redis: RedisClient, wait: (keys: readonly string[], ownersBefore?: string) => Promise<void>): ReplicaWaits {
+  return { owners: (keys) => slotOwners(redis, keys), after: wait };
+}
+
+/**
+ * Runs `write` so that it returns only once on a replica: the owners of
+ * `keys` read before it, the wait after it. Without `replicas` (a single
+ * Redis) it is `write` alone: `keys` is not even built.
+ */
+export async function writeReplicated<T>(replicas: ReplicaWaits | undefined, keys: () => readonly string[], write: () => Promise<T>): Promise<T> {
+  if (!replicas) return write();
+  const written = keys();
+  const before = replicas.owners(written);
+  const result = await write();
+  await replicas.after(written, before);
+  return result;
 }

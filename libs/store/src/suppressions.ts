@@ -1,5 +1,6 @@
 import type { RedisClient } from './connection';
 import type { KeyBuilder } from './keys';
+import type { ReplicaWaits } from './replica-barrier';
 import { decimal } from './script-options';
 import { runScript, type ScriptOptions } from './scripts';
 
@@ -57,7 +58,18 @@ export class Suppressions {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: KeyBuilder,
-    private readonly options: { retentionMs: number; now?: () => number },
+    private readonly options: {
+      retentionMs: number;
+      now?: () => number;
+      /**
+       * Replica waits of the connection on a Redis Cluster: `add` returns only
+       * once every key it wrote (`keysOf`) is on a replica, so an answer that
+       * follows it stands through a failover and no claim after it sends to
+       * the recipient. Absent on a single Redis, or where nothing is answered
+       * on the strength of the add.
+       */
+      replicas?: ReplicaWaits | undefined;
+    },
   ) {}
 
   private now(): number {
@@ -74,6 +86,8 @@ export class Suppressions {
     // interrupted half-way is completed by its repeat.
     await this.copy(entry.recipient, { set: [field, expiry], remove: [] });
     await this.touch(entry.recipient, changed === 1 ? 'add' : 'add_existing', { field, by: entry.by, reason: entry.reason, origin: entry.origin });
+    // An existing one too: its copies were written again, and the add that made it may not be on a replica yet.
+    if (this.options.replicas) await this.options.replicas.after(this.keysOf(entry.recipient));
     return changed === 1;
   }
 

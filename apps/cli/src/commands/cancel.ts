@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import { eventMessageKey } from '@singleshot/core';
-import { waitReplicasOf } from '@singleshot/config';
 import { carryOutCancel, type CancelPort } from '@singleshot/intake';
-import { Cancellations, waitForReplicas } from '@singleshot/store';
-import { keysOf, loadConfigOrExit, retentionMsOf } from '@singleshot/runtime';
+import { Cancellations } from '@singleshot/store';
+import { keysOf, loadConfigOrExit, replicaWaitsOf, retentionMsOf } from '@singleshot/runtime';
 import { printTable } from '../format';
 import { operatorName } from '../operator';
 import { connectForCommand } from './queues';
@@ -70,12 +69,10 @@ async function cancelCommand(opts: CancelOptions): Promise<void> {
   const redis = await connectForCommand(config);
   try {
     const keys = keysOf(config);
-    const waitReplicas = waitReplicasOf(config);
-    const waitTimeoutMs = config.redis.cluster?.waitTimeoutMs ?? 1_000;
-    // As at ingest: the answer is definite only once what the cancel wrote is on a replica (a no-op on one Redis).
+    // As at ingest: the answer is definite only once what the cancel wrote is on a replica (none on one Redis).
     const port: CancelPort = {
       store: new Cancellations(redis, keys, { retentionMs: retentionMsOf(config) }),
-      replicate: (written) => waitForReplicas(redis, written, waitReplicas, waitTimeoutMs),
+      replicas: replicaWaitsOf(config, redis),
     };
     const done = await carryOutCancel(port, target, recipients, who);
     if (opts.json) {
