@@ -13,6 +13,7 @@ import { measureSource } from './sources';
 import { startTraceSink } from './trace-sink';
 import { parseSourceList, sourcesTable, SourceOptionError, type SourceKind, type SourceRow } from './sources-table';
 import { measureDigestRoute } from './digests';
+import { keepProfileSection, profileMarkdown, profileRound, withProfileSection, type ProfileRow } from './profile-round';
 import { DIGEST_BENCH_RECIPIENTS, DIGEST_BENCH_SETTINGS, digestsTable, type DigestsResult, type DigestsWorkload } from './digests-table';
 
 /**
@@ -41,6 +42,7 @@ const OPTIONS = {
   'no-aof-rewrite': { type: 'boolean', default: false },
   // Tracing on in singleshot's processes, exported to a local receiver that discards the spans.
   trace: { type: 'boolean', default: false },
+  profile: { type: 'boolean', default: false },
   sources: { type: 'boolean', default: false },
   'source-list': { type: 'string' },
   'source-events': { type: 'string' },
@@ -82,6 +84,10 @@ const USAGE = `usage: npm run bench [-- options]
   --no-aof-rewrite        diagnostic: Redis's automatic AOF rewrites off; judges no target, writes no BENCHMARKS.md
   --trace                 diagnostic: OpenTelemetry tracing on (OTLP/HTTP to a local receiver that discards
                           the spans), to compare with a run without; judges no target, writes no BENCHMARKS.md
+  --profile               only a profile round per system (default singleshot-start, -split and bullmq-naive; 3,000 events):
+                          every process under --cpu-prof and Redis under MONITOR; prints where a notification's
+                          Redis commands and the fleet's CPU go, by stage and by what runs, and keeps the tables
+                          under bench/results/; no speed figure, no BENCHMARKS.md
   --write-md              write BENCHMARKS.md (default for a complete run: every system, rounds and open loops)
   --out FILE              where the JSON results go (default bench/results/<start time>.json)
   --report FILE           only regenerate BENCHMARKS.md from a stored run's JSON`;
@@ -124,7 +130,7 @@ const quick = a.quick === true;
 // runs of the same build.
 // `--rounds 0` runs only the open loops, at the rate --open-rate gives.
 const rounds = num('rounds', a.rounds, quick ? 1 : 5, 0);
-const workload = { events: num('events', a.events, quick ? 1500 : 10_000), recipients: num('recipients', a.recipients, 2), dup: num('dup', a.dup, 3), inFlight: num('in-flight', a['in-flight'], 64) };
+const workload = { events: num('events', a.events, quick ? 1500 : a.profile ? 3000 : 10_000), recipients: num('recipients', a.recipients, 2), dup: num('dup', a.dup, 3), inFlight: num('in-flight', a['in-flight'], 64) };
 const openSeconds = num('open-seconds', a['open-seconds'], quick ? 4 : 15);
 // The lead-in of a full run is 10 s: the first 2–4 seconds of every Redis
 // system on a fresh store run at several times its later p95 (run
@@ -136,7 +142,7 @@ const openWarmSeconds = num('open-warm-seconds', a['open-warm-seconds'], quick ?
 const openRate = a['open-rate'] === undefined ? undefined : num('open-rate', a['open-rate'], 0);
 if (rounds === 0 && openRate === undefined) refuse('--rounds 0 leaves no maximum to take half of: give the open loop a rate with --open-rate R');
 if (rounds === 0 && a['no-open-loop']) refuse('--rounds 0 with --no-open-loop runs nothing');
-const systems = (a.systems?.split(',') ?? SYSTEMS.map((s) => s.id)) as SystemId[];
+const systems = (a.systems?.split(',') ?? (a.profile ? ['singleshot-start', 'singleshot-split', 'bullmq-naive'] : SYSTEMS.map((s) => s.id))) as SystemId[];
 const unknown = systems.filter((id) => !SYSTEMS.some((s) => s.id === id));
 if (unknown.length > 0) refuse(`unknown system(s) ${unknown.join(', ')}`);
 if (a.appendfsync !== 'everysec' && a.appendfsync !== 'always') refuse(`--appendfsync must be everysec or always, got "${a.appendfsync}"`);
@@ -147,6 +153,7 @@ const diagnostic =
     : a.trace === true
       ? 'tracing on (--trace), not the measured configuration'
       : undefined;
+if (a.profile && (a['write-md'] || a.sources || a.digests || a.trace)) refuse('--profile runs only the profile rounds: no --write-md, --sources, --digests or --trace with it');
 if (diagnostic && a['write-md']) refuse(`--write-md refused: ${diagnostic}`);
 const processes = a.processes === undefined ? undefined : num('processes', a.processes, 1);
 const partial = whyPartial({ rounds, openRate, openLoops: !a['no-open-loop'], systems, processes });
@@ -272,20 +279,52 @@ async function main(): Promise<void> {
   }
   if (partial && !a['write-md'] && !quick) log(`BENCHMARKS.md left as it is: ${partial} (--write-md writes it anyway)`);
   if (a['write-md'] ?? (!quick && !diagnostic && !partial)) {
-    writeFileSync(join(root, 'BENCHMARKS.md'), benchmarksMarkdown(result, out.startsWith(root) ? out.slice(root.length + 1) : out));
+    writeFileSync(join(root, 'BENCHMARKS.md'), keepProfileSection(benchmarksMarkdown(result, out.startsWith(root) ? out.slice(root.length + 1) : out), formerPage()));
     log('wrote BENCHMARKS.md');
   }
+}
+
+/** BENCHMARKS.md as it is now (empty when there is none). */
+function formerPage(): string {
+  try {
+    return readFileSync(join(root, 'BENCHMARKS.md'), 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** `--profile`: one profile round per system, the tables printed and kept beside the JSON. */
+async function profile(): Promise<void> {
+  const started = new Date();
+  log(`bench --profile: ${workload.events} events × ${workload.recipients} recipients × ${workload.dup} parallel arrivals, every process under --cpu-prof, Redis under MONITOR`);
+  const rows: ProfileRow[] = [];
+  for (const system of systems) {
+    const row = await profileRound(system, workload, common);
+    rows.push(row);
+    log(`profile ${system}: ${row.notifications} notifications, fleet CPU ${row.fleetCpuMs} ms/notif (profiled ${row.cpu.totalMs})${row.redis ? `, redis cmds ${row.redis.commands} scripts ${row.redis.scriptCalls}` : ''}`);
+  }
+  const md = profileMarkdown(rows);
+  log(`\n${md}`);
+  const dir = join(root, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const base = a.out ?? join(dir, `profile-${started.toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(base, JSON.stringify({ startedAt: started.toISOString(), workload, options: common, env: { machine: machine(), versions: versions() }, rows }, null, 2));
+  const rel = base.startsWith(root) ? base.slice(root.length + 1) : base;
+  const v = versions();
+  const heading = `## Where a notification's work goes\n\nA profile round per system (\`npm run bench -- --profile\`, ${started.toISOString().slice(0, 10)}, commit ${v.git}, Node ${v.node}): ${workload.events} events × ${workload.recipients} recipients × ${workload.dup} parallel arrivals, every process under \`--cpu-prof\`, Redis under MONITOR; results \`${rel}\`. The profiler and MONITOR slow every system down: read the shares and the counts, not the speed. CPU counts only the samples taken during the measured run.`;
+  writeFileSync(join(root, 'BENCHMARKS.md'), withProfileSection(formerPage(), `${heading}\n\n${md}`));
+  log(`\nresults: ${base}\nwrote the profile section of BENCHMARKS.md`);
 }
 
 /** `--report FILE`: BENCHMARKS.md again from a stored run's results, without running anything. */
 function report(file: string): void {
   const result = JSON.parse(readFileSync(file, 'utf8')) as StoredResult;
   const path = resolve(file);
-  writeFileSync(join(root, 'BENCHMARKS.md'), benchmarksMarkdown(result, path.startsWith(root) ? path.slice(root.length + 1) : path));
+  writeFileSync(join(root, 'BENCHMARKS.md'), keepProfileSection(benchmarksMarkdown(result, path.startsWith(root) ? path.slice(root.length + 1) : path), formerPage()));
   log(`wrote BENCHMARKS.md from ${file}`);
 }
 
-(a.report ? Promise.resolve().then(() => report(a.report as string)) : main()).then(
+(a.report ? Promise.resolve().then(() => report(a.report as string)) : a.profile ? profile() : main()).then(
   () => process.exit(0),
   (err: unknown) => {
     console.error(err);

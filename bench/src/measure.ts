@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { drive, type DriverResult, type Workload } from './driver';
-import { cpuSecondsOf, cpuSecondsOfTree, peakRssMb, peakRssOfTreeMb, syscallsOfTree } from '@singleshot/loadkit';
+import { childPids, cpuSecondsOf, cpuSecondsOfTree, peakRssMb, peakRssOfTreeMb, syscallsOfTree } from '@singleshot/loadkit';
 import { startSink } from './sink';
 import { bullmqJobTimes, commandTotals, dropCompletedJobs, postgresSize, redisResetStats, redisSnapshot, scrape, topCommands, watchAof } from './store-stats';
 import { quantiles, round } from './stats';
 import { startSystem, type SystemId } from './systems';
+import { monitorRedis, type RedisBreakdown } from './redis-monitor';
 
 /** One run of one system: everything the bench tables show. */
 export interface Measurement {
@@ -53,6 +54,10 @@ export interface Measurement {
   };
   postgres?: { bytesPerOperation: number };
   /** singleshot: where a notification waited, from BullMQ's job timestamps and the apps' metrics. */
+  /** A profile round only (`--profile`): what MONITOR saw, per notification. */
+  monitor?: RedisBreakdown;
+  /** A profile round only: the measured run's span on the monotonic clock (µs, as CPU profiles count), and each fleet pid's role. */
+  profileWindow?: { fromUs: number; toUs: number; roles: Record<string, string> };
   stages?: {
     decideQueueWaitMs: ReturnType<typeof quantiles>;
     decideRunMs: ReturnType<typeof quantiles>;
@@ -97,10 +102,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function measure(
   system: SystemId,
   w: Workload,
-  opts: { concurrency: number; appendfsync: 'everysec' | 'always'; aofRewrite?: boolean; drainSeconds: number; eventsPerSecond?: number; warmSeconds?: number; processes?: number },
+  opts: { concurrency: number; appendfsync: 'everysec' | 'always'; aofRewrite?: boolean; drainSeconds: number; eventsPerSecond?: number; warmSeconds?: number; processes?: number; nodeArgs?: readonly string[]; monitor?: boolean },
 ): Promise<Measurement> {
   const sink = await startSink();
-  const sys = await startSystem(system, { sinkPort: sink.port, concurrency: opts.concurrency, appendfsync: opts.appendfsync, aofRewrite: opts.aofRewrite, ...(opts.processes ? { processes: opts.processes } : {}) });
+  const sys = await startSystem(system, { sinkPort: sink.port, concurrency: opts.concurrency, appendfsync: opts.appendfsync, aofRewrite: opts.aofRewrite, ...(opts.processes ? { processes: opts.processes } : {}), ...(opts.nodeArgs ? { nodeArgs: opts.nodeArgs } : {}) });
   try {
     const pairsOf = (prefix: string) => {
       let n = 0;
@@ -144,12 +149,17 @@ export async function measure(
     const lead = opts.eventsPerSecond && opts.warmSeconds ? Math.round(opts.eventsPerSecond * opts.warmSeconds) : 0;
     const expected = (w.events + lead) * w.recipients;
     const aof = redis ? watchAof(sys.store.url) : undefined;
+    // A profile round's breakdown of the Redis work (MONITOR slows Redis: never a speed figure).
+    const monitor = redis && opts.monitor ? await monitorRedis(sys.store.url) : undefined;
+    const fromUs = Number(process.hrtime.bigint() / 1000n);
     const driven = await drive(sys.ingestUrl, run, { ...w, events: w.events + lead }, opts.eventsPerSecond ? { eventsPerSecond: opts.eventsPerSecond } : undefined);
     await waitPairs(prefix, expected, opts.drainSeconds);
     const reachedAt = performance.now();
+    const toUs = Number(process.hrtime.bigint() / 1000n);
     // A little longer, so a late duplicate is still seen and jobs finish.
     await sleep(1500);
     const aofSeen = aof ? await aof.stop() : { rewritingAt: [], bytesAppended: 0 };
+    const monitored = monitor ? await monitor.stop(Math.max(1, [...sink.received.values()].filter((v) => v.event.startsWith(prefix)).length)) : undefined;
 
     const cpuAfter = sys.fleet.map((p) => cpuSecondsOfTree(p.pid));
     const storeAfter = redis ? cpuSecondsOf(sys.store.pid) : cpuSecondsOfTree(sys.store.pid);
@@ -194,6 +204,17 @@ export async function measure(
         store: round(peakRssMb(sys.store.pid), 0),
       },
     };
+    if (monitored) {
+      m.monitor = monitored;
+      // `start` forks its app processes: every pid below a fleet process has its role.
+      const roles: Record<string, string> = {};
+      const mark = (pid: number, role: string) => {
+        roles[pid] = role;
+        for (const child of childPids(pid)) mark(child, role);
+      };
+      for (const p of sys.fleet) mark(p.pid, p.role);
+      m.profileWindow = { fromUs, toUs, roles };
+    }
     if (redis && before.redis) {
       const after = await redisSnapshot(sys.store.url);
       const { commands: total, scripts } = commandTotals(after);

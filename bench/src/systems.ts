@@ -38,7 +38,8 @@ const DIST = existsSync(join(__dirname, '..', 'apps')) ? resolve(__dirname, '..'
  * posting to the sink. singleshot only: `sources` for its relay, `route`
  * fields laid over its one route (`digest`, `template`).
  */
-export async function startSystem(id: SystemId, opts: { sinkPort: number; concurrency: number; appendfsync: 'everysec' | 'always'; aofRewrite?: boolean; processes?: number; sources?: readonly Record<string, unknown>[]; route?: Record<string, unknown> }): Promise<RunningSystem> {
+export async function startSystem(id: SystemId, opts: { sinkPort: number; concurrency: number; appendfsync: 'everysec' | 'always'; aofRewrite?: boolean; processes?: number; sources?: readonly Record<string, unknown>[]; route?: Record<string, unknown>; nodeArgs?: readonly string[] }): Promise<RunningSystem> {
+  const nodeArgs = [...NODE_ARGS, ...(opts.nodeArgs ?? [])];
   const def = SYSTEMS.find((s) => s.id === id);
   if (!def) throw new Error(`bench: unknown system ${id}`);
   const store = def.store === 'postgres' ? { ...(await startPostgres()), kind: 'postgres' as const } : { ...(await startRedis(opts.appendfsync, opts.aofRewrite)), kind: 'redis' as const };
@@ -76,11 +77,11 @@ export async function startSystem(id: SystemId, opts: { sinkPort: number; concur
         ...(opts.processes ? { processes: opts.processes } : {}),
         env: { REDIS_URL: store.url },
         cwd: dir,
-        nodeArgs: NODE_ARGS,
+        nodeArgs,
       }));
     } else {
       const peer: PeerOptions = { system: id, port, sinkUrl: `http://127.0.0.1:${opts.sinkPort}`, concurrency: opts.concurrency, ...(store.kind === 'redis' ? { redisUrl: store.url } : { postgresUrl: store.url }) };
-      const child = spawn(process.execPath, [...NODE_ARGS, join(DIST, 'bench/peer.js'), JSON.stringify(peer)], { stdio: ['ignore', 'ignore', 'inherit'] });
+      const child = spawn(process.execPath, [...nodeArgs, join(DIST, 'bench/peer.js'), JSON.stringify(peer)], { stdio: ['ignore', 'ignore', 'inherit'] });
       children.push({ role: id, child });
     }
     const health = await waitHealthy(ingestUrl, children.map((c) => c.child));
