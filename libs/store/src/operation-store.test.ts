@@ -138,7 +138,7 @@ describe('message records', () => {
     expect(record).toMatchObject({ arrivals: 21, via: { api: 20, imap: 1 } });
     expect(await messages.markDecided(key, [op(2001), op(2002)])).toBe(true);
     expect(await messages.markDecided(key, [op(2002), op(2003)])).toBe(false);
-    // A union over decisions, as the former layout's set was.
+    // A second decision adds its operations to the first's, never replaces them.
     expect((await messages.get(key))?.operations).toEqual([op(2001), op(2002), op(2003)]);
     expect((await messages.get(key))?.via).toEqual({ api: 20, imap: 1 });
   });
