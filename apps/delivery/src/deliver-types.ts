@@ -12,9 +12,9 @@ import type { LeaseKeeper } from './lease-keeper';
 // (deliver.ts) so the deciding modules and the ending owner can use them
 // without importing it: the modules of apps/delivery form no cycle.
 
-/** Per-recipient limits as delivery applies them. */
+/** Per-recipient limits as delivery reads them before the claim (limits.ts). */
 export interface RecipientLimits {
-  limiter: Pick<RateLimiter, 'check' | 'release'>;
+  limiter: Pick<RateLimiter, 'admit' | 'settle'>;
   /** `limits.perRecipient`: across every route and channel. */
   perRecipient?: RateLimitConfig;
   /** A route's own `limit`, looked up by the route name the deliver job carries. */
@@ -112,7 +112,7 @@ export interface ErrorInfo {
 
 /**
  * How a claimed attempt ends, as the deciding modules (reconcile verdicts,
- * limits, the provider chain) decide it. They never commit or count: the
+ * the provider chain) decide it. They never commit or count: the
  * ending owner (`finish` in ending.ts) turns a decision into the fenced
  * commit, the metric sample, the DLQ record and the log line, so each
  * ending is counted exactly once.

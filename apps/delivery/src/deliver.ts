@@ -1,5 +1,5 @@
 import { codeOf, type DeliverJobData, type ErrorCode } from '@singleshot/core';
-import type { AttemptRecord } from '@singleshot/store';
+import type { AttemptRecord, ClaimLimit } from '@singleshot/store';
 import { ensureDeadRecord } from '@singleshot/queues';
 import { lazyChild } from '@singleshot/observability';
 import { ClaimedAttempt } from './attempt';
@@ -9,7 +9,7 @@ import { prepareDocuments } from './document-gate';
 import { finish } from './ending';
 import { holdOf, noteWait, type Hold } from './hold';
 import { keepLease } from './lease-keeper';
-import { applyRecipientLimits } from './limits';
+import { admitLimits } from './limits';
 import { reconcile } from './reconcile';
 import { commitMarginMs, sendThroughChain } from './send-chain';
 import { needsUnsubscribe, unsubscribeOf } from './unsubscribe-header';
@@ -39,6 +39,11 @@ async function claimAndSend(job: DeliverJobData, deps: DeliverDeps, held: Hold):
   const claimSentAt = now();
   // Signed before the claim: a secret Redis cannot give yet fails the job with nothing claimed.
   const listUnsubscribe = !held.hold && needsUnsubscribe(job, deps) ? await unsubscribeOf(job as DeliverJobData & { category: string }, deps) : undefined;
+  // The per-recipient limits, read for the claim to answer (none configured:
+  // no command, no promise). A held operation is not claimed: its limits are
+  // read when it wakes.
+  const admitting = held.hold ? undefined : admitLimits(job, deps.limits);
+  const admission = admitting ? await admitting : undefined;
   // On a cluster, a claim that goes is on a replica when it answers (it throws
   // otherwise: nothing was sent, and the claim, if it survived, is reconciled
   // by the next one after its lease).
@@ -55,10 +60,15 @@ async function claimAndSend(job: DeliverJobData, deps: DeliverDeps, held: Hold):
     ...(job.category !== undefined ? { category: job.category } : {}),
     ...(job.required ? { required: true } : {}),
     ...(held.hold ? { hold: held.hold } : {}),
+    ...(admission?.over ? { limit: admission.over } : {}),
   });
+  // Slots taken for a claim that did not count against the limits go back; a replay's pass takes its slot.
+  if (admission) await deps.limits?.limiter.settle(admission, claim);
   switch (claim.kind) {
     case 'ended':
-      if (claim.endedNow && claim.status === 'suppressed') {
+      if (claim.endedNow && claim.status === 'suppressed' && claim.reason === 'rate_limit') {
+        limitEnded(job, deps, admission?.over);
+      } else if (claim.endedNow && claim.status === 'suppressed') {
         // Ended by the claim itself: the recipient is suppressed or opted out; nothing was sent.
         deps.metrics.suppressed.inc({ reason: claim.reason ?? 'recipient_suppressed' });
         deps.logger.info({ event: 'operation_suppressed', operationKey: job.operationKey, messageKey: job.messageKey, reason: claim.reason }, 'operation suppressed: recipient suppressed or opted out');
@@ -98,7 +108,23 @@ async function claimAndSend(job: DeliverJobData, deps: DeliverDeps, held: Hold):
   }
 }
 
-/** Reconcile what a previous attempt may have left, apply the limits, then send: how the attempt ends. */
+/**
+ * Counts and logs an operation the claim ended over a per-recipient limit as
+ * that ending was counted when the limit was checked after the claim: one
+ * `suppressed{reason: rate_limit}` and one `deliveries{result: suppressed}`
+ * sample. The claim wrote the state, journal entry and history record.
+ */
+function limitEnded(job: DeliverJobData, deps: DeliverDeps, over: ClaimLimit | undefined): void {
+  deps.metrics.suppressed.inc({ reason: 'rate_limit' });
+  deps.metrics.deliveries.inc({ channel: job.channel, provider: 'none', result: 'suppressed' });
+  const details = over ? { scope: over.scope, count: over.count, max: over.max } : {};
+  deps.logger.info(
+    { event: 'operation_suppressed', operationKey: job.operationKey, messageKey: job.messageKey, reason: 'rate_limit', recipient: job.recipient, ...details },
+    'operation suppressed',
+  );
+}
+
+/** Reconcile what a previous attempt may have left, then send: how the attempt ends. */
 async function decide(a: ClaimedAttempt): Promise<Ending> {
   const { job, deps, claim } = a;
   const chain = deps.providers(job.channel);
@@ -149,9 +175,6 @@ async function decide(a: ClaimedAttempt): Promise<Ending> {
         break;
     }
   }
-  const limiting = applyRecipientLimits(a, deps.limits);
-  const limited = limiting ? await limiting : undefined;
-  if (limited) return limited;
   if (a.gate?.kind === 'ready' && deps.documents) {
     try {
       a.content = await prepareDocuments(a.gate, chain, deps.documents);

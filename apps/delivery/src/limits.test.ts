@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisClient } from '@singleshot/store';
 import type { DeliverJobData } from '@singleshot/core';
 import type { Provider } from '@singleshot/providers';
-import { JournalReader, KeyBuilder, OperationStore, RateLimiter, createRedis, replayOperationState } from '@singleshot/store';
+import { Cancellations, JournalReader, KeyBuilder, OperationStore, RateLimiter, createRedis, replayOperationState } from '@singleshot/store';
 import { createLogger, createMetrics } from '@singleshot/observability';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
 import { deliverJob } from '@singleshot/test-jobs';
@@ -101,5 +101,14 @@ describe('per-recipient limits in delivery', () => {
     const stopped = job('w@example.com', 'alerts');
     expect(await deliver(stopped, d2)).toMatchObject({ kind: 'ended', status: 'suppressed' });
     expect(await redis.zscore(keys.rateLimit('route:alerts', 'w@example.com'), stopped.operationKey)).toBeNull();
+  });
+
+  it('a cancelled operation ends cancelled, and the slot read for it before the claim goes back', async () => {
+    const d = deps({ global: { max: 1, windowSeconds: 3600 } });
+    const cancelled = job('c@example.com');
+    await new Cancellations(redis, keys, { retentionMs: 86_400_000 }).cancelOperation(cancelled, { by: 't', reason: 'test' });
+    expect(await deliver(cancelled, d)).toMatchObject({ kind: 'ended', status: 'cancelled' });
+    expect(await redis.zcard(keys.rateLimit('global', 'c@example.com'))).toBe(0);
+    expect(await deliver(job('c@example.com'), d)).toMatchObject({ kind: 'ended', status: 'sent' });
   });
 });

@@ -41,9 +41,10 @@ export type LifecycleEvent = (typeof LIFECYCLE_EVENTS)[number];
  * A condition a row needs besides the status: the recipient is suppressed (or
  * opted out of the route's category); a cancel came while an attempt was in
  * flight and marked the operation; the holder of a `sending` operation is gone
- * and its lease and longest call deadline have passed.
+ * and its lease and longest call deadline have passed; the claim was told the
+ * recipient is over a per-recipient limit (its `limit`, read before the claim).
  */
-export type LifecycleGuard = 'recipient_suppressed' | 'cancel_marked' | 'lease_over';
+export type LifecycleGuard = 'recipient_suppressed' | 'cancel_marked' | 'lease_over' | 'over_limit';
 
 /** One row: `from` × `event` (× `when`) → `to`, and the journal entry written. */
 export interface Transition {
@@ -74,6 +75,9 @@ export const TRANSITIONS: readonly Transition[] = [
   { from: 'in_doubt', event: 'claim', to: 'sending', note: 'reconcile before any send' },
   { from: 'sending', event: 'claim', when: 'lease_over', to: 'sending', note: "a crashed holder's: a new fence; reconcile before any send" },
   ...rows(CLAIMABLE, { event: 'claim', when: 'recipient_suppressed', to: 'suppressed', journal: 'suppressed', note: 'no lock taken' }),
+  // Only a first claim is limited (a failed one was counted at its first), and
+  // only one that would take the lock: an ending or a wait comes first.
+  ...rows(['absent', 'pending', 'scheduled'], { event: 'claim', when: 'over_limit', to: 'suppressed', journal: 'suppressed', note: 'reason rate_limit; no lock taken' }),
   { from: 'sent', event: 'claim', to: 'sent', journal: 'duplicate' },
   { from: 'sending', event: 'commit_sent', to: 'sent', journal: 'sent' },
   { from: 'sending', event: 'commit_in_doubt', to: 'in_doubt', journal: 'in_doubt' },

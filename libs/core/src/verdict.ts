@@ -29,7 +29,9 @@ export type RecipientStop = 'recipient_suppressed' | 'opted_out';
  *   still land; try again after `retryInMs`.
  * - `ended`: the operation is terminal. `endedNow` says this claim ended it
  *   (the recipient suppressed or opted out, a cancel asked for while nothing
- *   was in flight); otherwise an earlier step did, and `sent` is a duplicate.
+ *   was in flight, or, on its first claim, a per-recipient limit the caller
+ *   read before the claim and passed in: `suppressed` with reason
+ *   `rate_limit`); otherwise an earlier step did, and `sent` is a duplicate.
  */
 export type Verdict =
   | {
@@ -38,7 +40,7 @@ export type Verdict =
       previousStatus: OperationStatus;
       attempts: number;
       lastProvider: string;
-      /** A replay released this operation from a rate-limit suppression: skip the limit once. */
+      /** A replay released this operation from a rate-limit suppression: the claim let it go over the limit; it takes its slot once. */
       limitBypass: boolean;
       /** A cancel came while an earlier attempt was in flight: reconcile, never send. */
       cancelRequested: boolean;

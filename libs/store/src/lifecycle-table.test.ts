@@ -83,17 +83,21 @@ async function reach(op: Op, from: LifecycleFrom, when: LifecycleGuard | undefin
   }
 }
 
+/** The limit a claim under `over_limit` is told the recipient is over (read before the claim in delivery). */
+const OVER = { scope: 'global', count: 2, max: 2, note: 'global: 2 of 2 per 3600s; a slot frees in 60s' };
+
 /** Runs one step; for a claim, whether it took the lock. */
-async function step(op: Op, event: LifecycleEvent, fence: string): Promise<{ claimed?: boolean }> {
+async function step(op: Op, event: LifecycleEvent, fence: string, when: LifecycleGuard | undefined): Promise<{ claimed?: boolean }> {
+  const limit = when === 'over_limit' ? { limit: OVER } : {};
   switch (event) {
     case 'schedule':
       await ops.schedule(op, clock + 60_000, 'send_at', 1_000);
       return {};
     case 'wait':
-      await ops.claim({ ...op, owner: 'w', leaseMs: 30_000, hold: { reason: 'document', untilMs: clock + 1_000, waitingFor: 'document:d', waitingKey: 'd' } });
+      await ops.claim({ ...op, owner: 'w', leaseMs: 30_000, hold: { reason: 'document', untilMs: clock + 1_000, waitingFor: 'document:d', waitingKey: 'd' }, ...limit });
       return {};
     case 'claim':
-      return { claimed: (await claim(op)).kind === 'go' };
+      return { claimed: (await ops.claim({ ...op, owner: 'w', leaseMs: 60_000, ...limit })).kind === 'go' };
     case 'cancel':
       await cancels.cancelOperation(op, { by: 't', reason: 'step' });
       return {};
@@ -118,11 +122,15 @@ async function observe(op: Op): Promise<{ status: LifecycleFrom; journal: string
   return { status, journal };
 }
 
-/** The conditions that can hold for an operation in `from`, reached by real steps. */
+/**
+ * The conditions that can hold for an operation in `from`, reached by real
+ * steps; `over_limit` is the claim's input rather than the state's, so it is
+ * tried from every status (only a first claim that would take the lock ends).
+ */
 function guardsOf(from: LifecycleFrom): (LifecycleGuard | undefined)[] {
-  if (from === 'sending') return [undefined, 'recipient_suppressed', 'cancel_marked', 'lease_over'];
-  if (from === 'in_doubt') return [undefined, 'recipient_suppressed', 'cancel_marked'];
-  return [undefined, 'recipient_suppressed'];
+  if (from === 'sending') return [undefined, 'recipient_suppressed', 'cancel_marked', 'lease_over', 'over_limit'];
+  if (from === 'in_doubt') return [undefined, 'recipient_suppressed', 'cancel_marked', 'over_limit'];
+  return [undefined, 'recipient_suppressed', 'over_limit'];
 }
 
 const FROM: readonly LifecycleFrom[] = ['absent', 'pending', 'scheduled', 'sending', 'sent', 'in_doubt', 'failed', 'dead', 'suppressed', 'cancelled'];
@@ -150,7 +158,7 @@ describe('the transition table against the scripts', () => {
     if (when === 'recipient_suppressed') await suppressions.add({ channel: op.channel, recipient: op.recipient, reason: 'bounce', origin: 'operator', by: 't' });
     const before = await observe(op);
     expect(before.status).toBe(from);
-    const { claimed: took } = await step(op, event, fence);
+    const { claimed: took } = await step(op, event, fence, when);
     const after = await observe(op);
     const row = (when ? transitionOf(from, event, when) : undefined) ?? transitionOf(from, event);
     const added = after.journal.slice(before.journal.length);
@@ -172,6 +180,8 @@ describe('the transition table against the scripts', () => {
     const op = freshOp();
     await ops.schedule(op, clock + 60_000, 'send_at', 1_000);
     expect(await claim(op)).toMatchObject({ kind: 'wait', reason: 'scheduled' });
+    // Over a limit too: its limit is answered once it is due.
+    expect(await ops.claim({ ...op, owner: 'w', leaseMs: 60_000, limit: OVER })).toMatchObject({ kind: 'wait', reason: 'scheduled' });
     expect(await observe(op)).toEqual({ status: 'scheduled', journal: ['scheduled'] });
   });
 });

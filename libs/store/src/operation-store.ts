@@ -41,6 +41,21 @@ export interface WaitInput {
   waitingKey?: string;
 }
 
+/**
+ * The per-recipient limit an operation is over, read before its claim
+ * (`RateLimiter.admit`: the windows live in other slots than the operation):
+ * the scope that stopped it, how full its window is, and the note kept as the
+ * ending's error. The claim answers it (docs/protocol.md, invariant 3).
+ */
+export interface ClaimLimit {
+  /** `global`, or `route:<name>`. */
+  scope: string;
+  count: number;
+  max: number;
+  /** What the suppression says: the scope, the count of the max per window, when a slot frees. */
+  note: string;
+}
+
 export type CommitResult = { kind: 'ok'; journalId: string } | { kind: 'stale'; currentFence: string };
 
 export interface OperationStoreOptions {
@@ -95,6 +110,14 @@ export class OperationStore extends OperationReader {
      * operation has ended (that answer comes first) or another holder has it.
      */
     hold?: WaitInput;
+    /**
+     * The recipient is over a per-recipient limit (read before the claim):
+     * the operation's first claim (never claimed, or released before a call)
+     * ends it `suppressed` with reason `rate_limit` before taking the lock,
+     * after every other ending and a hold, unless a replay released it from
+     * such a suppression (`limitBypass`: it goes). Later claims ignore it.
+     */
+    limit?: ClaimLimit;
   }): Promise<Verdict> {
     const now = this.now();
     const k = this.keys;
@@ -114,6 +137,7 @@ export class OperationStore extends OperationReader {
         k.suppressionCopyOf(input.operationKey, input.recipient),
         k.suppressedIndexOf(input.operationKey),
         k.waitingIndexOf(input.operationKey),
+        k.history(input.operationKey),
         k.layoutOf(input.operationKey),
       ],
       {
@@ -137,6 +161,7 @@ export class OperationStore extends OperationReader {
               ...(input.hold.waitingFor !== undefined ? { waitingFor: input.hold.waitingFor, waitingKey: input.hold.waitingKey ?? '' } : {}),
             }
           : {}),
+        ...(input.limit ? { limitNote: input.limit.note } : {}),
       },
       input.job ? [JSON.stringify(input.job)] : [],
     )) as [string, number | string, string, number | string, string, string, string, string, string];
@@ -262,7 +287,7 @@ function verdictOf(raw: [string, number | string, string, number | string, strin
         ...(stopReason === 'recipient_suppressed' || stopReason === 'opted_out' ? { stopReason } : {}),
       };
     case 'suppressed':
-      return { kind: 'ended', status: 'suppressed', endedNow: true, reason: status as RecipientStop };
+      return { kind: 'ended', status: 'suppressed', endedNow: true, reason: status as RecipientStop | 'rate_limit' };
     case 'early':
       return { kind: 'wait', reason: 'scheduled', untilMs: Number(n) };
     case 'wait':

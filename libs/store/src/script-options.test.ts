@@ -15,7 +15,7 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
   'cancel-op': { now: '1', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', reason: 'why', by: 'u', retentionMs: '1', journalMinId: '0' },
   'cancel-message': { now: '1', recipients: ['r'], reason: 'why', by: 'u', retentionMs: '1' },
   'cancel-key': { mode: 'join', now: '1', messageKey: 'm', recipients: ['r'], reason: 'why', by: 'u', retentionMs: '1' },
-  'claim': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0', category: 'billing', required: false, settleMs: '1', waitReason: 'document', waitUntil: '2', waitingFor: 'document:x', waitingKey: 'd' },
+  'claim': { leaseMs: '1', now: '1', leaseUntil: '2', owner: 'w', operationKey: 'k', messageKey: 'm', recipient: 'r', channel: 'c', retentionMs: '1', journalMinId: '0', category: 'billing', required: false, settleMs: '1', waitReason: 'document', waitUntil: '2', waitingFor: 'document:x', waitingKey: 'd', limitNote: 'global: 2 of 2' },
   'commit': {
     fence: '1',
     outcome: 'sent',

@@ -39,6 +39,8 @@ export interface ScriptOptions {
     waitUntil?: Decimal;
     waitingFor?: string;
     waitingKey?: string;
+    /** Over a per-recipient limit, read before the claim: the note a first claim that ends `suppressed` (rate_limit) keeps as its error. */
+    limitNote?: string;
   };
   'commit': {
     fence: string;

@@ -44,7 +44,7 @@ export const SCRIPTS: Record<ScriptName, { lua: string; keys: number }> = {
   'cancel-key': { lua: cancelKey, keys: 1 },
   'cancel-message': { lua: cancelMessage, keys: 1 },
   'cancel-op': { lua: cancelOp, keys: 7 },
-  claim: { lua: claim, keys: 10 },
+  claim: { lua: claim, keys: 11 },
   commit: { lua: commit, keys: 8 },
   'digest-close': { lua: digestClose, keys: 3 },
   'digest-join': { lua: digestJoin, keys: 4 },

@@ -11,7 +11,8 @@
     KEYS[7] the recipient's suppression copy in the operation's shard (suppression-copy.lua)
     KEYS[8] suppressed index of the operation's shard
     KEYS[9] waiting index of the operation's shard (include/wait.lua)
-    KEYS[10] layout version of the operation's shard (include/layout.lua)
+    KEYS[10] operation history list (the record of a rate-limit ending)
+    KEYS[11] layout version of the operation's shard (include/layout.lua)
 
     ARGV[1] options (JSON, ScriptOptions['claim'] in script-options.ts):
       leaseMs       lease in ms
@@ -35,6 +36,11 @@
       waitUntil     with waitReason: when it is looked at again (ms)
       waitingFor, waitingKey   with waitReason document: what it waits for
                     (`document:<name>`) and the document's key
+      limitNote     set when the recipient is over a per-recipient limit, read
+                    before the claim (the windows live in other slots;
+                    RateLimiter.admit): which scope, how full, when a slot frees.
+                    A first claim that would take the lock ends `suppressed`
+                    (reason rate_limit) instead; absent when within every limit
     ARGV[2] the deliver job as JSON (optional); kept at the first claim so the
             sweeper can re-enqueue an operation whose job was lost
 
@@ -45,7 +51,8 @@
     { "terminal", 0, status, attempts, provider, "", "", "", "" }            dead, suppressed or cancelled before
     { "terminal", "cancel_requested", "cancelled", attempts, provider, ... } cancelled here: a cancel asked for
                                                                              while an attempt was in flight
-    { "suppressed", 0, reason, attempts, "", "", "", "", "" }                ended suppressed here
+    { "suppressed", 0, reason, attempts, "", "", "", "", "" }                ended suppressed here (the
+                                                                             recipient's stop, or rate_limit)
     { "conflict", pttl, status, attempts, "", "", "", "", "" }               another holder has the lock, or an
                                                                              earlier holder's call may still land
     { "early", dueAt, "scheduled", attempts, "", "", "", "", "" }            scheduled for later: not claimed
@@ -59,14 +66,17 @@
   suppressed after an earlier attempt that may have reached a provider: the
   same rule, reconcile and never send. Otherwise a suppressed recipient's
   operation ends `suppressed` here, before any lock is taken: a bounce
-  recorded while a retry waits stops that retry.
+  recorded while a retry waits stops that retry. So does a first claim over a
+  per-recipient limit (limitNote), unless a replay released it (limitBypass).
 
   This script is where "may this operation be sent now?" is answered, in the
   same atomic step that takes the lock: a cancel (cancel-op.lua writes the
   state this reads), a send-at time, and the recipient's suppressions and
   opt-outs (the copy in this shard) are checked here, never in a round trip of
   their own, so an operation is either cancelled (or suppressed) or claimed,
-  never both.
+  never both. The per-recipient limits are the one input read elsewhere (their
+  windows are not in this shard) and passed in, like a hold: the answer to
+  them is still given here, after every way the operation ends otherwise.
 
   One read of the state, one write: the counters are computed here instead of
   HINCRBY'd one by one (the script is atomic, so this is the same), and every
@@ -79,10 +89,10 @@
 --@include "include/journal.lua"
 --@include "include/retain.lua"
 --@include "include/wait.lua"
-local refusedBy = layoutRefusal(KEYS[10])
+local refusedBy = layoutRefusal(KEYS[11])
 if refusedBy then return { 'upgrade_required', refusedBy } end
 local opKey, lockKey, journalKey, indexKey, dataKey, scheduledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local suppKey, suppressedKey, waitingIndexKey = KEYS[7], KEYS[8], KEYS[9]
+local suppKey, suppressedKey, waitingIndexKey, historyKey = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local o = cjson.decode(ARGV[1])
 local job = ARGV[2]
 local now, leaseUntil = o.now, o.leaseUntil
@@ -171,6 +181,51 @@ if o.waitReason then
   if held ~= -2 then return { 'conflict', held, status, attempts, '', '', '', '', '' } end
   local began = markWait(opKey, journalKey, waitingIndexKey, state[1], o)
   return { 'wait', o.waitUntil, o.waitReason, attempts, '', '', '', '', began }
+end
+
+-- Over a per-recipient limit (read before the claim and passed in): checked
+-- after every other ending and after the wait, so a cancelled operation ends
+-- cancelled and one inside its quiet hours waits (its limit is looked at again
+-- when it wakes). Only the first claim counts against the limits (status
+-- pending: never claimed, or released before a call), as later ones were
+-- counted then; a replay of a rate-limited operation passes once
+-- (limitBypass). It ends suppressed before any lock is taken, leaving what
+-- the commit of that ending wrote when the limit was checked after the claim:
+-- the reason and error, the journal entry, the history record, and the
+-- stored job a replay puts back in the queue.
+if o.limitNote and not state[5] and (attempts == 0 or status == 'pending') then
+  local held = redis.call('PTTL', lockKey)
+  if held ~= -2 then return { 'conflict', held, status, attempts, '', '', '', '', '' } end
+  local id = journalAdd(journalKey, o.journalMinId, { type = 'suppressed', op = o.operationKey, msg = o.messageKey,
+    recipient = o.recipient, channel = o.channel, provider = '', extId = '', fence = '', err = 'RATE_LIMIT',
+    reason = 'rate_limit', ts = now })
+  local ids = redis.call('HGET', opKey, 'journalIds')
+  local fields = { 'status', 'suppressed', 'reason', 'rate_limit', 'lastErrorCode', 'RATE_LIMIT', 'updatedAt', now,
+    'journalIds', ids and (ids .. ',' .. id) or id }
+  if not state[7] then
+    for _, v in ipairs({ 'createdAt', now, 'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel }) do
+      fields[#fields + 1] = v
+    end
+  end
+  redis.call('HSET', opKey, unpack(fields))
+  redis.call('HDEL', opKey, 'scheduledFor', 'scheduleReason')
+  if state[8] then clearWaiting() end
+  if job and job ~= '' then
+    redis.call('HSET', dataKey, 'job', job, 'lastError', o.limitNote)
+  else
+    redis.call('HSET', dataKey, 'lastError', o.limitNote)
+  end
+  -- No attempt was made: the record names the attempt count and fence as they stand.
+  redis.call('RPUSH', historyKey, cjson.encode({ at = tonumber(now), attempt = attempts, fence = state[6] or '0',
+    outcome = 'suppressed', step = 'rate_limit', errorCode = 'RATE_LIMIT', error = o.limitNote }))
+  redis.call('LTRIM', historyKey, -200, -1)
+  retain(historyKey, o.retentionMs)
+  retain(dataKey, o.retentionMs)
+  redis.call('ZREM', indexKey, o.operationKey)
+  redis.call('ZREM', scheduledKey, o.operationKey)
+  redis.call('ZADD', suppressedKey, now, o.operationKey)
+  retain(opKey, o.retentionMs)
+  return { 'suppressed', 0, 'rate_limit', attempts, '', '', '', '', '' }
 end
 
 -- Left `sending` by a holder whose lease ran out without a commit (killed,
