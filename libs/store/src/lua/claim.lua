@@ -151,11 +151,19 @@ if live(s[1]) or live(s[2]) then
 elseif not o.required and (live(s[3]) or live(s[4]) or live(s[5]) or live(s[6])) then
   stopReason = 'opted_out'
 end
-if stopReason ~= '' and status ~= 'sending' and status ~= 'in_doubt' then
-  local id = journalAdd(journalKey, o.journalMinId, { type = 'suppressed', op = o.operationKey, msg = o.messageKey,
-    recipient = o.recipient, channel = o.channel, reason = stopReason, ts = now })
+
+-- Ends the operation suppressed here, before any lock is taken (a recipient's
+-- stop, or a first claim over a limit): one journal entry, the state with
+-- `fields` added, the indexes moved. `entry` holds the journal fields that
+-- differ by reason.
+local function endSuppressed(reason, entry, fields)
+  entry.type, entry.op, entry.msg, entry.recipient, entry.channel, entry.reason, entry.ts =
+    'suppressed', o.operationKey, o.messageKey, o.recipient, o.channel, reason, now
+  local id = journalAdd(journalKey, o.journalMinId, entry)
   local ids = redis.call('HGET', opKey, 'journalIds')
-  local fields = { 'status', 'suppressed', 'reason', stopReason, 'updatedAt', now, 'journalIds', ids and (ids .. ',' .. id) or id }
+  for _, v in ipairs({ 'status', 'suppressed', 'reason', reason, 'updatedAt', now, 'journalIds', ids and (ids .. ',' .. id) or id }) do
+    fields[#fields + 1] = v
+  end
   if not state[7] then
     for _, v in ipairs({ 'createdAt', now, 'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel }) do
       fields[#fields + 1] = v
@@ -168,7 +176,11 @@ if stopReason ~= '' and status ~= 'sending' and status ~= 'in_doubt' then
   redis.call('ZREM', scheduledKey, o.operationKey)
   redis.call('ZADD', suppressedKey, now, o.operationKey)
   retain(opKey, o.retentionMs)
-  return { 'suppressed', 0, stopReason, attempts, '', '', '', '', '' }
+  return { 'suppressed', 0, reason, attempts, '', '', '', '', '' }
+end
+
+if stopReason ~= '' and status ~= 'sending' and status ~= 'in_doubt' then
+  return endSuppressed(stopReason, {}, {})
 end
 
 -- It may not go now although nothing ended it (its quiet hours, a document not
@@ -196,20 +208,6 @@ end
 if o.limitNote and not state[5] and (attempts == 0 or status == 'pending') then
   local held = redis.call('PTTL', lockKey)
   if held ~= -2 then return { 'conflict', held, status, attempts, '', '', '', '', '' } end
-  local id = journalAdd(journalKey, o.journalMinId, { type = 'suppressed', op = o.operationKey, msg = o.messageKey,
-    recipient = o.recipient, channel = o.channel, provider = '', extId = '', fence = '', err = 'RATE_LIMIT',
-    reason = 'rate_limit', ts = now })
-  local ids = redis.call('HGET', opKey, 'journalIds')
-  local fields = { 'status', 'suppressed', 'reason', 'rate_limit', 'lastErrorCode', 'RATE_LIMIT', 'updatedAt', now,
-    'journalIds', ids and (ids .. ',' .. id) or id }
-  if not state[7] then
-    for _, v in ipairs({ 'createdAt', now, 'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel }) do
-      fields[#fields + 1] = v
-    end
-  end
-  redis.call('HSET', opKey, unpack(fields))
-  redis.call('HDEL', opKey, 'scheduledFor', 'scheduleReason')
-  if state[8] then clearWaiting() end
   if job and job ~= '' then
     redis.call('HSET', dataKey, 'job', job, 'lastError', o.limitNote)
   else
@@ -221,11 +219,7 @@ if o.limitNote and not state[5] and (attempts == 0 or status == 'pending') then
   redis.call('LTRIM', historyKey, -200, -1)
   retain(historyKey, o.retentionMs)
   retain(dataKey, o.retentionMs)
-  redis.call('ZREM', indexKey, o.operationKey)
-  redis.call('ZREM', scheduledKey, o.operationKey)
-  redis.call('ZADD', suppressedKey, now, o.operationKey)
-  retain(opKey, o.retentionMs)
-  return { 'suppressed', 0, 'rate_limit', attempts, '', '', '', '', '' }
+  return endSuppressed('rate_limit', { provider = '', extId = '', fence = '', err = 'RATE_LIMIT' }, { 'lastErrorCode', 'RATE_LIMIT' })
 end
 
 -- Left `sending` by a holder whose lease ran out without a commit (killed,
