@@ -106,7 +106,7 @@ export function profileSectionOf(page: string): string | undefined {
 export function withProfileSection(page: string, latest: string): string {
   const old = profileSectionOf(page);
   const oldLatest = old?.slice(BEGIN.length, old.includes(PREVIOUS) ? old.indexOf(PREVIOUS) : old.length - END.length).trim();
-  const section = [BEGIN, latest.trim(), ...(oldLatest ? ['', PREVIOUS, '', oldLatest.replace(/^## .*\n/, '')] : []), END].join('\n');
+  const section = [BEGIN, latest.trim(), ...(oldLatest ? ['', PREVIOUS, '', oldLatest.replace(/^## .*\n+/, '')] : []), END].join('\n');
   return old ? page.replace(old, section) : `${page.trimEnd()}\n\n${section}\n`;
 }
 
