@@ -42,7 +42,7 @@ function scriptNames(): Map<string, { name: string; ours: boolean }> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { readLuaWithIncludes } = require(join(root, 'tools/lua-include.mjs')) as { readLuaWithIncludes(file: string): string };
   for (const file of readdirSync(luaDir).filter((f) => f.endsWith('.lua'))) {
-    // A file named with its key count (`claim-8.lua`) is the same script, so a
+    // A file named with its key count (`<name>-<keys>.lua`) is the same script, so a
     // checkout of another version can be profiled with this bench beside this one.
     names.set(sha(readLuaWithIncludes(join(luaDir, file))), { name: file.slice(0, -4).replace(/-\d+$/, ''), ours: true });
   }
