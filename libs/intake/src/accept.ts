@@ -141,7 +141,11 @@ export class Acceptor {
     const done = this.enqueueOnce(message, firstArrivalAt, written);
     this.enqueuing.set(messageKey, done);
     arrival.joined = done;
-    const settled = () => this.forget(messageKey, done);
+    // Forgotten a turn later, not at once: an arrival whose record was read
+    // before markQueued (its reply came first on the same connection) may still
+    // be on its way to the `enqueuing` lookup, and must find this enqueue there
+    // rather than add a second decide job.
+    const settled = () => setImmediate(() => this.forget(messageKey, done));
     done.then(settled, settled);
     return done;
   }
