@@ -65,4 +65,59 @@ describe('retained records: one expiry for writes close together, never less tha
     expect(claimed).toBeGreaterThanOrEqual(committedAt + retentionMs);
     expect(await expiry(keys.history(k))).toBeGreaterThanOrEqual(committedAt + retentionMs);
   });
+
+  // The writes that create a key set its expiry without reading it first
+  // (retainNew); these cases are the ones where a key was not new after all,
+  // or where a key is left without anything to keep.
+  const target = { messageKey: key(9), recipient: 'b@example.com', channel: 'email' };
+  const attempt = (fence: string, outcome: 'sent' | 'failed') => ({ at: Date.now(), attempt: 1, fence, outcome });
+
+  it('a first claim stores its job with an expiry, and a sent commit leaves no data hash behind', async () => {
+    const ops = new OperationStore(redis, keys, { retentionMs });
+    const k = key(10);
+    const before = Date.now();
+    const claim = await ops.claim({ operationKey: k, ...target, owner: 'w1', leaseMs: 1000, job: { operationKey: k } });
+    if (claim.kind !== 'go') throw new Error('expected a claim');
+    expect(await expiry(keys.opData(k))).toBeGreaterThanOrEqual(before + retentionMs + slackMs);
+    expect(await expiry(keys.op(k))).toBeGreaterThanOrEqual(before + retentionMs + slackMs);
+    await ops.commit({ operationKey: k, fence: claim.fence, outcome: 'sent', ...target, provider: 'p', externalId: 'x', history: attempt(claim.fence, 'sent') });
+    expect(await redis.exists(keys.opData(k))).toBe(0);
+  });
+
+  it('a scheduled operation keeps the longer expiry of its schedule through its claim', async () => {
+    // Its own clock: the claim comes once the operation is due, without waiting for it.
+    let clock = Date.now();
+    const ops = new OperationStore(redis, keys, { retentionMs, now: () => clock });
+    const k = key(11);
+    const dueAt = clock + 50;
+    expect(await ops.schedule({ operationKey: k, ...target }, dueAt, 'send_at', 60_000)).toBe(true);
+    // As if it had been scheduled a day ahead: the schedule's expiry is past the claim's.
+    const far = Date.now() + 2 * retentionMs;
+    await redis.pexpireat(keys.op(k), far);
+    await redis.pexpireat(keys.opData(k), far);
+    clock = dueAt + 1;
+    const claim = await ops.claim({ operationKey: k, ...target, owner: 'w1', leaseMs: 1000, job: { operationKey: k } });
+    if (claim.kind !== 'go') throw new Error(`expected a claim, got ${claim.kind}`);
+    expect(await expiry(keys.op(k))).toBe(far);
+    expect(await expiry(keys.opData(k))).toBe(far);
+  });
+
+  it('an operation sent after a failed attempt keeps its last error, and its history, the retention past the send', async () => {
+    const ops = new OperationStore(redis, keys, { retentionMs });
+    const k = key(12);
+    const first = await ops.claim({ operationKey: k, ...target, owner: 'w1', leaseMs: 1000, job: { operationKey: k } });
+    if (first.kind !== 'go') throw new Error('expected a claim');
+    await ops.commit({ operationKey: k, fence: first.fence, outcome: 'failed', ...target, error: { code: 'TIMEOUT', message: 'took too long' }, history: attempt(first.fence, 'failed') });
+    // As if the failure were long ago: data and history fell short of the retention.
+    await redis.pexpire(keys.opData(k), 60_000);
+    await redis.pexpire(keys.history(k), 60_000);
+    const second = await ops.claim({ operationKey: k, ...target, owner: 'w1', leaseMs: 1000 });
+    if (second.kind !== 'go') throw new Error('expected a claim');
+    const before = Date.now();
+    await ops.commit({ operationKey: k, fence: second.fence, outcome: 'sent', ...target, provider: 'p', externalId: 'x', history: attempt(second.fence, 'sent') });
+    expect(await redis.hget(keys.opData(k), 'lastError')).toBe('took too long');
+    expect(await expiry(keys.opData(k))).toBeGreaterThanOrEqual(before + retentionMs);
+    expect(await redis.llen(keys.history(k))).toBe(2);
+    expect(await expiry(keys.history(k))).toBeGreaterThanOrEqual(before + retentionMs);
+  });
 });

@@ -258,9 +258,11 @@ else
   redis.call('HSET', opKey, 'fence', fence, 'attempts', attemptsText, 'status', 'sending', 'owner', o.owner,
     'leaseUntil', leaseUntil, 'settleMs', o.settleMs, 'updatedAt', now, 'createdAt', now,
     'messageKey', o.messageKey, 'recipient', o.recipient, 'channel', o.channel)
+  -- A job already stored (op-schedule.lua) came with an expiry: a field that
+  -- is not new leaves it to retain's reading.
   if job and job ~= '' then
-    redis.call('HSET', dataKey, 'job', job)
-    retain(dataKey, o.retentionMs)
+    if redis.call('HSET', dataKey, 'job', job) == 1 and not state[9] then retainNew(dataKey, o.retentionMs)
+    else retain(dataKey, o.retentionMs) end
   end
 end
 -- No longer waiting (include/wait.lua) or scheduled (op-schedule.lua): it is being attempted.
@@ -269,7 +271,11 @@ if state[9] then
   redis.call('HDEL', opKey, 'scheduledFor', 'scheduleReason')
   redis.call('ZREM', scheduledKey, o.operationKey)
 end
-retain(opKey, o.retentionMs)
+-- A state that held none of the fields read above is this claim's creation
+-- (and were it not, retainNew would still never shorten its expiry).
+local existed = false
+for i = 1, 12 do existed = existed or state[i] ~= false end
+if existed then retain(opKey, o.retentionMs) else retainNew(opKey, o.retentionMs) end
 -- Due for a look by the sweeper once the lease ran out (the one extra command per claim).
 redis.call('ZADD', indexKey, leaseUntil, o.operationKey)
 return { 'claimed', fence, status, attempts, provider, externalId, state[5] or '', cancelRequested, stopReason }

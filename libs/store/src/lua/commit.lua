@@ -62,7 +62,7 @@ local indexKey, suppressedKey, dataKey = KEYS[5], KEYS[6], KEYS[7]
 local o = cjson.decode(ARGV[1])
 local fence, outcome, now = o.fence, o.outcome, o.now
 
-local h = redis.call('HMGET', opKey, 'fence', 'status', 'attempts', 'journalIds', 'cancelRequested')
+local h = redis.call('HMGET', opKey, 'fence', 'status', 'attempts', 'journalIds', 'cancelRequested', 'lastErrorCode')
 if h[1] ~= fence then
   return { 'stale', h[1] or '0' }
 end
@@ -140,13 +140,16 @@ redis.call('HSET', opKey, unpack(fields))
 if isTerminal(status) then redis.call('HDEL', opKey, 'owner', 'leaseUntil', 'claimedAt') end
 redis.call('DEL', lockKey)
 retain(opKey, o.retentionMs)
--- A no-op when the data hash does not exist (nothing stored, or emptied above).
-retain(dataKey, o.retentionMs)
+-- The data hash's last error comes with the state's lastErrorCode (here and
+-- in claim.lua's rate-limit ending): with neither, a sent operation's data
+-- held only the job just deleted, and nothing is left to keep.
+if o.errorCode or h[6] or outcome ~= 'sent' then retain(dataKey, o.retentionMs) end
 
 if #ARGV > 1 then
   local length = redis.call('RPUSH', historyKey, unpack(ARGV, 2))
   if length > 200 then redis.call('LTRIM', historyKey, -200, -1) end
-  retain(historyKey, o.retentionMs)
+  -- As long as what was pushed: the list began here.
+  if length == #ARGV - 1 then retainNew(historyKey, o.retentionMs) else retain(historyKey, o.retentionMs) end
 end
 
 -- The sweeper index: one command per commit. Terminal states leave it; the rest

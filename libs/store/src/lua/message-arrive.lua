@@ -38,5 +38,5 @@ else
   redis.call('HSET', key, 'firstArrivalAt', now, 'firstVia', o.via, 'arrivals', arrivals, viaField, viaCount,
     'lastArrivalAt', now)
 end
-retain(key, o.retentionMs)
+if first == 1 then retainNew(key, o.retentionMs) else retain(key, o.retentionMs) end
 return { first, h[2] and 1 or 0, firstArrivalAt, arrivals }
