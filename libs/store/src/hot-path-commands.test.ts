@@ -56,7 +56,7 @@ describe('the Redis commands of a plain notification', () => {
     for (const t of targets) {
       const claim = await ops.claim({ operationKey: t.operationKey, messageKey: m, recipient: t.recipient, channel: 'email', owner: 'w1', leaseMs: 30_000, job: { operationKey: t.operationKey } });
       if (claim.kind !== 'go') throw new Error(`expected a claim, got ${claim.kind}`);
-      const history = { at: Date.now(), attempt: 1, fence: claim.fence, outcome: 'sent', provider: 'p', externalId: 'x' };
+      const history = { at: Date.now(), attempt: 1, fence: claim.fence, outcome: 'sent' as const, provider: 'p', externalId: 'x' };
       await ops.commit({ operationKey: t.operationKey, fence: claim.fence, outcome: 'sent', messageKey: m, recipient: t.recipient, channel: 'email', provider: 'p', externalId: 'x', history });
     }
 

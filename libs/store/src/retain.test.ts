@@ -107,7 +107,7 @@ describe('retained records: one expiry for writes close together, never less tha
     const k = key(12);
     const first = await ops.claim({ operationKey: k, ...target, owner: 'w1', leaseMs: 1000, job: { operationKey: k } });
     if (first.kind !== 'go') throw new Error('expected a claim');
-    await ops.commit({ operationKey: k, fence: first.fence, outcome: 'failed', ...target, error: { code: 'TIMEOUT', message: 'took too long' }, history: attempt(first.fence, 'failed') });
+    await ops.commit({ operationKey: k, fence: first.fence, outcome: 'failed', ...target, error: { code: 'HTTP_503', message: 'took too long' }, history: attempt(first.fence, 'failed') });
     // As if the failure were long ago: data and history fell short of the retention.
     await redis.pexpire(keys.opData(k), 60_000);
     await redis.pexpire(keys.history(k), 60_000);
