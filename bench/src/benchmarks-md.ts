@@ -2,6 +2,7 @@ import { markdownTables, ratios } from './report';
 import type { Summary } from './report';
 import { digestsTable, type DigestsResult } from './digests-table';
 import { sourcesTable, type SourceRow } from './sources-table';
+import { retainedTable, type RetainedResult } from './retained';
 import { SYSTEMS, type SystemId } from './systems';
 import { targetLines, type TargetCheck } from './targets';
 
@@ -24,6 +25,8 @@ export interface StoredResult {
   sources?: SourceRow[];
   /** `--digests`: a plain route and a digest route fed the same events, each on its own `singleshot start`. */
   digests?: DigestsResult;
+  /** `singleshot start` on an empty store and on one holding retained operations (`--retained`). */
+  retained?: RetainedResult;
 }
 
 /**
@@ -51,7 +54,19 @@ export function benchmarksMarkdown(result: StoredResult, resultsPath: string): s
     ...(targets.length ? ['Targets (docs/benchmarks.md), `singleshot start` in this run:', '', ...targetLines(targets).map((l) => `- ${l}`), ''] : []),
     ...(result.sources?.length ? sourcesSection(result.sources) : []),
     ...(result.digests?.rows.length ? digestsSection(result.digests) : []),
+    ...(result.retained ? retainedSection(result.retained) : []),
   ].join('\n');
+}
+
+function retainedSection(r: RetainedResult): string[] {
+  return [
+    '## As the store fills',
+    '',
+    `\`singleshot start\` on an empty store and, right after, on one already holding ${r.operations.toLocaleString('en-US')} retained operations: each with its message record, state, history and journal entry, copied from a notification the warm-up sent, then the AOF rewritten before the run. A saturated round and an open loop each, after the rounds above.`,
+    '',
+    retainedTable(r),
+    '',
+  ];
 }
 
 function sourcesSection(rows: readonly SourceRow[]): string[] {

@@ -15,6 +15,7 @@ import { parseSourceList, sourcesTable, SourceOptionError, type SourceKind, type
 import { measureDigestRoute } from './digests';
 import { keepProfileSection, profileMarkdown, profileRound, withProfileSection, type ProfileRow } from './profile-round';
 import { DIGEST_BENCH_RECIPIENTS, DIGEST_BENCH_SETTINGS, digestsTable, type DigestsResult, type DigestsWorkload } from './digests-table';
+import { measureRetained, retainedTable, retainedTargets } from './retained';
 
 /**
  * `npm run bench [-- --quick]`: every system on the same workload, rounds
@@ -37,6 +38,7 @@ const OPTIONS = {
   processes: { type: 'string' },
   appendfsync: { type: 'string', default: 'everysec' },
   'no-open-loop': { type: 'boolean', default: false },
+  retained: { type: 'string' },
   // Diagnostic: Redis's automatic AOF rewrites off (AOF still on). Shows what
   // the rewrites cost; such a run judges no target and writes no BENCHMARKS.md.
   'no-aof-rewrite': { type: 'boolean', default: false },
@@ -69,6 +71,8 @@ const USAGE = `usage: npm run bench [-- options]
   --open-rate R           open loop at R notifications/s for every system, not at half of each one's maximum
   --open-seconds S --open-warm-seconds S   the open loop's measured seconds (15) and lead-in (10)
   --no-open-loop          saturated rounds only
+  --retained N            then singleshot start on an empty store and on one holding N retained operations,
+                          a saturated round and an open loop each (default 1,000,000; --quick and 0: none)
   --sources               then one row per way in (HTTP ingest, and each source: postgres-outbox, rabbitmq,
                           nats, redis-streams), each on its own broker/DB and singleshot start; off by default
                           (RabbitMQ alone takes 10-60 s to boot)
@@ -166,6 +170,8 @@ try {
 }
 if (!a.sources && (a['source-list'] ?? a['source-events'] ?? a['source-rate'] ?? a['source-batch']) !== undefined) refuse('--source-list, --source-events, --source-rate and --source-batch need --sources');
 const common = { concurrency: num('concurrency', a.concurrency, 32), appendfsync, ...(a['no-aof-rewrite'] === true ? { aofRewrite: false } : {}), drainSeconds: quick ? 60 : 300, ...(processes !== undefined ? { processes } : {}) };
+// The cost as the store fills (retained.ts): a complete run measures it, a quick one does not.
+const retainedOps = systems.includes('singleshot-start') ? num('retained', a.retained, quick ? 0 : 1_000_000, 0) : 0;
 const sourceRate = a['source-rate'] === undefined ? undefined : num('source-rate', a['source-rate'], 1);
 if (!a.digests && a['digest-events'] !== undefined) refuse('--digest-events needs --digests');
 // As many recipients per event as the rounds, over a pool, so each recipient's digests fill up; 50 POSTs at once, as the HTTP sources row.
@@ -213,6 +219,7 @@ async function main(): Promise<void> {
     }
   }
   const open = new Map<SystemId, Measurement>();
+  const openEventsPerSecond = new Map<SystemId, number>();
   if (!a['no-open-loop']) {
     for (const system of systems) {
       const max = summarize(system, runs.get(system) ?? []).perSecond.median;
@@ -220,6 +227,7 @@ async function main(): Promise<void> {
       const events = Math.max(10, Math.round(eventsPerSecond * openSeconds));
       const m = await measure(system, { ...workload, events }, { ...common, eventsPerSecond, warmSeconds: openWarmSeconds });
       open.set(system, m);
+      openEventsPerSecond.set(system, eventsPerSecond);
       log(`open loop ${system} at ${Math.round(eventsPerSecond * workload.recipients)} notifications/s: p50/p95/p99 ${m.latencyMs.p50}/${m.latencyMs.p95}/${m.latencyMs.p99} ms (ingest answer ${m.ackMs.p50}/${m.ackMs.p95}/${m.ackMs.p99}), dup ${m.duplicates}, lost ${m.lost}`);
       // An AOF rewrite in progress during a second marks it with `*`; `|` ends
       // the lead-in, whose seconds are shown but left out of the percentiles.
@@ -231,6 +239,10 @@ async function main(): Promise<void> {
       log(`  p95 by second sent: ${perSecond.join(' ')}${m.redis ? `; Redis forks ${m.redis.forks}, latency monitor ${JSON.stringify(m.redis.latencyMaxMs)}` : ''}`);
     }
   }
+  const ownOpenRate = openEventsPerSecond.get('singleshot-start');
+  const retained = retainedOps > 0 && rounds > 0
+    ? await measureRetained(workload, common, { operations: retainedOps, ...(ownOpenRate ? { open: { eventsPerSecond: ownOpenRate, seconds: openSeconds, warmSeconds: openWarmSeconds } } : {}) }, log)
+    : undefined;
   const sources: SourceRow[] = [];
   if (sourceKinds.length > 0) {
     const w = sourceWorkload;
@@ -262,12 +274,13 @@ async function main(): Promise<void> {
   for (const line of ratios(summaries, reference)) log(line);
   if (sources.length > 0) log(`\n${sourcesTable(sources)}`);
   if (digests) log(`\n${digestsTable(digests)}`);
+  if (retained) log(`\n${retainedTable(retained)}`);
   // A diagnostic run's figures are not the measured configuration's: no target is judged on them.
-  const targets = diagnostic ? [] : checkTargets(summaries, { openLoopAtHalfMax: openRate === undefined });
+  const targets = diagnostic ? [] : [...checkTargets(summaries, { openLoopAtHalfMax: openRate === undefined }), ...(retained ? retainedTargets(retained) : [])];
   if (targets.length) log(`\ntargets (docs/benchmarks.md):\n${targetLines(targets).join('\n')}`);
   if (diagnostic) log(`\ntargets (docs/benchmarks.md): not judged (diagnostic: ${diagnostic})`);
   const env = { machine: { ...machine(), loadAverageAtStart: loadAtStart }, versions: versions() };
-  const result = { startedAt: started.toISOString(), quick, ...(diagnostic ? { diagnostic } : {}), workload, options: common, rounds, ...(openRate !== undefined ? { openRate } : {}), env, summaries, targets, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open), ...(sources.length > 0 ? { sources } : {}), ...(digests ? { digests } : {}) };
+  const result = { startedAt: started.toISOString(), quick, ...(diagnostic ? { diagnostic } : {}), workload, options: common, rounds, ...(openRate !== undefined ? { openRate } : {}), env, summaries, targets, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open), ...(sources.length > 0 ? { sources } : {}), ...(digests ? { digests } : {}), ...(retained ? { retained } : {}) };
   const dir = join(root, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const out = a.out ?? join(dir, quick ? 'quick-latest.json' : `${started.toISOString().replace(/[:.]/g, '-')}.json`);

@@ -6,6 +6,7 @@ import { bullmqJobTimes, commandTotals, dropCompletedJobs, postgresSize, redisRe
 import { quantiles, round } from './stats';
 import { startSystem, type SystemId } from './systems';
 import { monitorRedis, type RedisBreakdown } from './redis-monitor';
+import { fillStore, type RetainedFill } from './retained-fill';
 
 /** One run of one system: everything the bench tables show. */
 export interface Measurement {
@@ -58,6 +59,8 @@ export interface Measurement {
   monitor?: RedisBreakdown;
   /** A profile round only: the measured run's span on the monotonic clock (µs, as CPU profiles count), and each fleet pid's role. */
   profileWindow?: { fromUs: number; toUs: number; roles: Record<string, string> };
+  /** The run began on a store already holding this many retained operations (`--retained`). */
+  retained?: RetainedFill;
   stages?: {
     decideQueueWaitMs: ReturnType<typeof quantiles>;
     decideRunMs: ReturnType<typeof quantiles>;
@@ -102,7 +105,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function measure(
   system: SystemId,
   w: Workload,
-  opts: { concurrency: number; appendfsync: 'everysec' | 'always'; aofRewrite?: boolean; drainSeconds: number; eventsPerSecond?: number; warmSeconds?: number; processes?: number; nodeArgs?: readonly string[]; monitor?: boolean },
+  opts: { concurrency: number; appendfsync: 'everysec' | 'always'; aofRewrite?: boolean; drainSeconds: number; eventsPerSecond?: number; warmSeconds?: number; processes?: number; nodeArgs?: readonly string[]; monitor?: boolean; retained?: number },
 ): Promise<Measurement> {
   const sink = await startSink();
   const sys = await startSystem(system, { sinkPort: sink.port, concurrency: opts.concurrency, appendfsync: opts.appendfsync, aofRewrite: opts.aofRewrite, ...(opts.processes ? { processes: opts.processes } : {}), ...(opts.nodeArgs ? { nodeArgs: opts.nodeArgs } : {}) });
@@ -124,6 +127,8 @@ export async function measure(
     await sleep(500);
 
     const redis = sys.store.kind === 'redis';
+    // A store that already holds this many operations (singleshot's own records, copied from the warm-up's).
+    const retained = redis && opts.retained && system.startsWith('singleshot') ? await fillStore(sys.store.url, opts.retained) : undefined;
     if (redis) {
       // The warm-up's jobs would otherwise count against this run's memory figure once dropped.
       await dropCompletedJobs(sys.store.url);
@@ -196,6 +201,7 @@ export async function measure(
       latencyMs: quantiles(latencies),
       ackMs: quantiles(acks),
       ...(opts.eventsPerSecond ? { latencyBySecond: bySecond(ours, driven) } : {}),
+      ...(retained ? { retained } : {}),
       ...(aof && opts.eventsPerSecond ? { rewriteSeconds: [...new Set(aofSeen.rewritingAt.map((t) => Math.floor((t - driven.startedAt) / 1000)))].filter((sec) => sec >= 0) } : {}),
       cpuMsPerNotification: { fleet: round(fleetMs), store: round(storeMs), harness: round((self.user + self.system) / 1000 / n), system: round(fleetMs + storeMs), byProcess },
       syscallsPerNotification: { fleet: round((sysAfter.fleet - before.sys.fleet) / n, 1), store: round((sysAfter.store - before.sys.store) / n, 1) },
