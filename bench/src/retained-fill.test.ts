@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shardOf, shardTag } from '@singleshot/core';
-import { fillRetained, fillStore } from './retained-fill';
+import { fillRetained, fillStore, keysMatching } from './retained-fill';
 import { startRedis, type BenchServer } from './servers';
 
 // The bench's retained store is copied from a notification the system sent:
@@ -39,16 +39,7 @@ afterAll(async () => {
   await server.stop();
 });
 
-async function scanAll(pattern: string): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    found.push(...batch);
-  } while (cursor !== '0');
-  return found;
-}
+const scanAll = (pattern: string) => keysMatching(redis, pattern);
 
 const journalLength = async () => {
   let n = 0;

@@ -101,7 +101,8 @@ function renamed(key: string, hexKey: string, to: string): string {
   return key.split(hexKey).join(to).split(shardTag(shardOf(hexKey))).join(shardTag(shardOf(to)));
 }
 
-async function keysMatching(redis: Redis, pattern: string): Promise<string[]> {
+/** Every key matching `pattern` (SCAN). */
+export async function keysMatching(redis: Redis, pattern: string): Promise<string[]> {
   const found: string[] = [];
   let cursor = '0';
   do {
