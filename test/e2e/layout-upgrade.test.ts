@@ -95,7 +95,10 @@ describe('a delivery process older than the Redis layout', () => {
     expect(sink.accepted.get(requestsFor('after')[0]?.idempotencyKey ?? '')?.count).toBe(1);
     // The deliver job (its id is the operation key) was started twice, by the old process and the new one, and
     // counted one attempt: the refusal put it back as it was, not as a failure, and the old process took it no more.
-    const job = await admin.hgetall(`{ssq}:deliver:${op?.key ?? ''}`);
+    // The job completes after the commit it carried: its counters are final only once it has.
+    const jobKey = `{ssq}:deliver:${op?.key ?? ''}`;
+    await waitUntil(async () => (await admin.hget(jobKey, 'finishedOn')) !== null, 'the deliver job to complete');
+    const job = await admin.hgetall(jobKey);
     expect({ started: job.ats, made: job.atm, failedReason: job.failedReason }).toEqual({ started: '2', made: '1', failedReason: undefined });
     // The old process took nothing more: it still says it must be replaced.
     expect((await readyz(old)).status).toBe(503);

@@ -198,11 +198,14 @@ describe('shutdown with Redis gone', () => {
       await waitUntil(() => pids.every((pid) => events.some((e) => e.pid === pid && e.event === 'singleshot_started')), 'every app process started', { timeoutMs: 30_000 });
       // A send the provider never answers: the delivery child has work in flight
       // whose ending (in doubt, after the provider timeout) needs Redis.
-      sink.behave(() => 'accept-then-hang');
+      // Only this event's send hangs: jobs the test before left in this Redis are answered, so they
+      // cannot hold the delivery process's slots for the provider deadline while this one waits.
+      sink.behave((req) => (req.recipient === 'orphaned@example.com' ? 'accept-then-hang' : 'ok'));
       expect((await post(`http://127.0.0.1:${ingestPort}`, 'orphaned')).status).toBe(202);
       // This event's own send: the delivery process may first end jobs the test before left in this
-      // Redis, and a request of theirs is not one that stays in flight.
-      await sink.waitFor((s) => s.requests.some((r) => r.recipient === 'orphaned@example.com'), { what: 'the send in flight' });
+      // Redis, and a request of theirs is not one that stays in flight. A cold start of three app
+      // processes on a loaded machine takes its time: the bound is generous, the wait ends when it is sent.
+      await sink.waitFor((s) => s.requests.some((r) => r.recipient === 'orphaned@example.com'), { what: 'the send in flight', timeoutMs: 60_000 });
 
       child.kill('SIGKILL');
       await supervisorExit;
