@@ -1,6 +1,7 @@
 import type { RedisClient } from './connection';
 import type { AnyErrorCode, CommitOutcome, OperationStatus, RecipientStop, TerminalStatus, Verdict, WaitMark } from '@singleshot/core';
 import type { KeyBuilder } from './keys';
+import { ClaimBatch } from './claim-batch';
 import { OperationReader } from './operation-reader';
 import type { AttemptRecord } from './operation-record';
 import { decimal } from './script-options';
@@ -72,6 +73,8 @@ export interface OperationStoreOptions {
  */
 export class OperationStore extends OperationReader {
   private readonly now: () => number;
+  /** Claims started together go to Redis in one script call (claim-batch.ts). */
+  private readonly claims: ClaimBatch;
 
   constructor(
     redis: RedisClient,
@@ -80,6 +83,7 @@ export class OperationStore extends OperationReader {
   ) {
     super(redis, keys);
     this.now = options.now ?? Date.now;
+    this.claims = new ClaimBatch(redis);
   }
 
   async claim(input: {
@@ -124,10 +128,8 @@ export class OperationStore extends OperationReader {
     const { replicas } = this.options;
     // Before the claim: a failover that moves its slot before the replica wait fails the wait.
     const owners = replicas?.owners([k.op(input.operationKey)]);
-    const raw = (await runScript(
-      this.redis,
-      'claim',
-      [
+    const raw = (await this.claims.claim(k.layoutOf(input.operationKey), {
+      keys: [
         k.op(input.operationKey),
         k.lock(input.operationKey),
         k.journalOf(input.operationKey),
@@ -140,7 +142,7 @@ export class OperationStore extends OperationReader {
         k.history(input.operationKey),
         k.layoutOf(input.operationKey),
       ],
-      {
+      options: {
         leaseMs: decimal(input.leaseMs),
         now: decimal(now),
         leaseUntil: decimal(now + input.leaseMs),
@@ -163,8 +165,8 @@ export class OperationStore extends OperationReader {
           : {}),
         ...(input.limit ? { limitNote: input.limit.note } : {}),
       },
-      input.job ? [JSON.stringify(input.job)] : [],
-    )) as [string, number | string, string, number | string, string, string, string, string, string];
+      documents: input.job ? [JSON.stringify(input.job)] : [],
+    })) as [string, number | string, string, number | string, string, string, string, string, string];
     const verdict = verdictOf(raw);
     // A claim that goes is on a replica before it is handed out: a failover that
     // lost it after a send would let the next claim see a fresh operation and

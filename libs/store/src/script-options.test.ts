@@ -83,7 +83,8 @@ describe('script options', () => {
   for (const name of Object.keys(SCRIPTS) as ScriptName[]) {
     it(`${name} reads exactly the option fields its type names`, () => {
       const lua = code(SCRIPTS[name].lua);
-      expect(lua).toContain('cjson.decode(ARGV[1])');
+      // A script that takes items decodes each item's options (runEach).
+      expect(lua).toContain(SCRIPTS[name].each ? 'cjson.decode(ARGV[2 * i - 1])' : 'cjson.decode(ARGV[1])');
       const read = new Set([...lua.matchAll(/\bo\.([A-Za-z]+)/g)].map((m) => m[1]));
       expect([...read].sort()).toEqual(Object.keys(FULL[name]).sort());
     });
@@ -95,6 +96,11 @@ describe('script options', () => {
       expect(listed).toEqual(Array.from({ length: keys }, (_, i) => i + 1));
       const used = [...code(lua).matchAll(/\bKEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
       expect(Math.max(0, ...used)).toBeLessThanOrEqual(keys);
+      // A script that takes items reads an item's keys from K (that item's KEYS), never from KEYS by number.
+      if (SCRIPTS[name].each) {
+        expect(used).toEqual([]);
+        expect(Math.max(...[...code(lua).matchAll(/\bK\[(\d+)\]/g)].map((m) => Number(m[1])))).toBe(keys);
+      }
     });
   }
 
@@ -116,7 +122,10 @@ describe('script options', () => {
     expect(writers.sort()).toEqual(['cancel-op', 'claim', 'commit', 'op-schedule', 'replay']);
     for (const name of writers) {
       const body = code(SCRIPTS[name].lua);
-      const check = `local refusedBy = layoutRefusal(KEYS[${SCRIPTS[name].keys}])\nif refusedBy then return { 'upgrade_required', refusedBy } end`;
+      // A script that takes items checks each item's layout, first in its function (K holds the item's KEYS).
+      const check = SCRIPTS[name].each
+        ? `local refusedBy = layoutRefusal(K[${SCRIPTS[name].keys}])\n  if refusedBy then return { 'upgrade_required', refusedBy } end`
+        : `local refusedBy = layoutRefusal(KEYS[${SCRIPTS[name].keys}])\nif refusedBy then return { 'upgrade_required', refusedBy } end`;
       expect(body, name).toContain(check);
       // No Redis call runs before the check (the included fragments only define functions).
       expect(body.slice(0, body.indexOf(check)).replace(/local function [\s\S]*?\nend/g, ''), name).not.toMatch(/redis\.call/);

@@ -40,11 +40,12 @@ export type { ScriptName, ScriptOptions } from './script-options';
  * with EVALSHA and falls back to EVAL after a Redis restart flushed the
  * script cache.
  */
-export const SCRIPTS: Record<ScriptName, { lua: string; keys: number }> = {
+export const SCRIPTS: Record<ScriptName, { lua: string; keys: number; each?: true }> = {
   'cancel-key': { lua: cancelKey, keys: 1 },
   'cancel-message': { lua: cancelMessage, keys: 1 },
   'cancel-op': { lua: cancelOp, keys: 7 },
-  claim: { lua: claim, keys: 11 },
+  // Takes one or more operations: `keys` and its options once per operation (runEach).
+  claim: { lua: claim, keys: 11, each: true },
   commit: { lua: commit, keys: 8 },
   'digest-close': { lua: digestClose, keys: 3 },
   'digest-join': { lua: digestJoin, keys: 4 },
@@ -89,7 +90,8 @@ export function keyCount(name: ScriptName): number {
 export function loadScripts(redis: RedisClient): void {
   if (registered.has(redis)) return;
   for (const [name, { lua, keys }] of Object.entries(SCRIPTS)) {
-    redis.defineCommand(commandName(name as ScriptName), { numberOfKeys: keys, lua });
+    // A script that takes items (`each`) is given its KEYS count at each call.
+    redis.defineCommand(commandName(name as ScriptName), SCRIPTS[name as ScriptName].each ? { lua } : { numberOfKeys: keys, lua });
   }
   registered.add(redis);
 }
@@ -112,6 +114,11 @@ export async function runScript<N extends ScriptName>(
   options: ScriptOptions[N],
   documents: readonly string[] = [],
 ): Promise<unknown> {
+  if (SCRIPTS[name].each) {
+    const [reply] = await runEach(redis, name, [{ keys, options, documents }]);
+    if (reply instanceof UpgradeRequiredError) throw reply;
+    return reply;
+  }
   const expected = keyCount(name);
   if (keys.length !== expected) throw new ScriptKeysError(name, expected, keys.length);
   loadScripts(redis);
@@ -121,4 +128,36 @@ export async function runScript<N extends ScriptName>(
   // One place for every script's refusal to act on a layout it was not written for (lua/include/layout.lua).
   if (Array.isArray(reply) && reply[0] === 'upgrade_required') throw new UpgradeRequiredError(String(reply[1]));
   return reply;
+}
+
+/** One item of a script that takes items (`each`): its KEYS, options, and at most one document. */
+export interface ScriptItem<N extends ScriptName> {
+  keys: string[];
+  options: ScriptOptions[N];
+  documents?: readonly string[];
+}
+
+/**
+ * Runs a script that takes items (`each` in SCRIPTS) on several at once, in
+ * one call: each item's KEYS in turn, then each item's options and document
+ * (one, '' for none) as ARGV pairs. Answers one reply per item, in order; an
+ * item whose shard holds another layout answers an `UpgradeRequiredError`
+ * (returned, not thrown: the other items were acted on).
+ */
+export async function runEach<N extends ScriptName>(redis: RedisClient, name: N, items: readonly ScriptItem<N>[]): Promise<unknown[]> {
+  const { keys: expected, each } = SCRIPTS[name];
+  if (!each) throw new Error(`script ${name} does not take items`);
+  const keys: string[] = [];
+  const argv: string[] = [];
+  for (const item of items) {
+    if (item.keys.length !== expected) throw new ScriptKeysError(name, expected, item.keys.length);
+    if ((item.documents?.length ?? 0) > 1) throw new Error(`script ${name} takes one document per item`);
+    keys.push(...item.keys);
+    argv.push(JSON.stringify(item.options), item.documents?.[0] ?? '');
+  }
+  loadScripts(redis);
+  const fn = (redis as unknown as Record<string, ScriptFn>)[commandName(name)];
+  if (!fn) throw new Error(`script ${name} is not registered`);
+  const replies = (await fn.call(redis, keys.length, ...keys, ...argv)) as unknown[];
+  return replies.map((reply) => (Array.isArray(reply) && reply[0] === 'upgrade_required' ? new UpgradeRequiredError(String(reply[1])) : reply));
 }
