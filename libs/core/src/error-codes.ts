@@ -106,6 +106,7 @@ export const ERROR_CODES = {
   DASHBOARD_AUTH_REQUIRED: 'the dashboard refuses to listen beyond loopback without credentials',
   NO_REDIS: 'no Redis is configured and no redis-server could be started',
   SCRIPT_KEYS_MISMATCH: 'a Lua script was given the wrong number of keys (a bug)',
+  SCRIPT_ITEM_FAILED: 'a Redis command failed inside a script for one of the operations it was given (a key of the wrong type); the others were acted on',
   LAYOUT_UNKNOWN: 'Redis holds a layout version this process does not know (written by a newer version): it refuses to start',
   UPGRADE_REQUIRED: 'a script found its shard stamped with a newer layout and did nothing: the job is put back and the process stops taking work',
   LAYOUT_TOO_OLD: 'Redis holds an older layout version this process has no migration from: it refuses to start',

@@ -1,7 +1,7 @@
 import type { RedisClient } from './connection';
 import type { AnyErrorCode, CommitOutcome, OperationStatus, RecipientStop, TerminalStatus, Verdict, WaitMark } from '@singleshot/core';
 import type { KeyBuilder } from './keys';
-import { ClaimBatch } from './claim-batch';
+import { ScriptBatch } from './script-batch';
 import { OperationReader } from './operation-reader';
 import type { AttemptRecord } from './operation-record';
 import { decimal } from './script-options';
@@ -73,8 +73,9 @@ export interface OperationStoreOptions {
  */
 export class OperationStore extends OperationReader {
   private readonly now: () => number;
-  /** Claims started together go to Redis in one script call (claim-batch.ts). */
-  private readonly claims: ClaimBatch;
+  /** Claims, and commits, asked for together go to Redis in one script call each (script-batch.ts). */
+  private readonly claims: ScriptBatch<'claim'>;
+  private readonly commits: ScriptBatch<'commit'>;
 
   constructor(
     redis: RedisClient,
@@ -83,7 +84,8 @@ export class OperationStore extends OperationReader {
   ) {
     super(redis, keys);
     this.now = options.now ?? Date.now;
-    this.claims = new ClaimBatch(redis);
+    this.claims = new ScriptBatch(redis, 'claim');
+    this.commits = new ScriptBatch(redis, 'commit');
   }
 
   async claim(input: {
@@ -128,7 +130,7 @@ export class OperationStore extends OperationReader {
     const { replicas } = this.options;
     // Before the claim: a failover that moves its slot before the replica wait fails the wait.
     const owners = replicas?.owners([k.op(input.operationKey)]);
-    const raw = (await this.claims.claim(k.layoutOf(input.operationKey), {
+    const raw = (await this.claims.run(k.layoutOf(input.operationKey), {
       keys: [
         k.op(input.operationKey),
         k.lock(input.operationKey),
@@ -180,10 +182,8 @@ export class OperationStore extends OperationReader {
     const now = this.now();
     const k = this.keys;
     const history = input.history === undefined ? [] : Array.isArray(input.history) ? input.history : [input.history];
-    const [kind, value] = (await runScript(
-      this.redis,
-      'commit',
-      [
+    const [kind, value] = (await this.commits.run(k.layoutOf(input.operationKey), {
+      keys: [
         k.op(input.operationKey),
         k.lock(input.operationKey),
         k.journalOf(input.operationKey),
@@ -193,7 +193,7 @@ export class OperationStore extends OperationReader {
         k.opData(input.operationKey),
         k.layoutOf(input.operationKey),
       ],
-      {
+      options: {
         fence: input.fence,
         outcome: input.outcome,
         now: decimal(now),
@@ -214,8 +214,8 @@ export class OperationStore extends OperationReader {
         nextAttemptAt: input.nextAttemptAt === undefined ? undefined : decimal(input.nextAttemptAt),
         waitReason: input.waitReason,
       },
-      history.map((entry) => JSON.stringify(entry)),
-    )) as [string, string];
+      documents: history.map((entry) => JSON.stringify(entry)),
+    })) as [string, string];
     if (kind === 'ok') return { kind, journalId: value };
     return { kind: 'stale', currentFence: value };
   }

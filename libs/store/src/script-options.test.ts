@@ -6,7 +6,7 @@ import { createRedis } from './connection';
 import { JOURNAL_FIELDS } from './journal';
 import { KeyBuilder } from './keys';
 import { LAYOUT_VERSION } from './layout-version';
-import { SCRIPTS, ScriptKeysError, keyCount, runScript, type ScriptName, type ScriptOptions } from './scripts';
+import { SCRIPTS, ScriptKeysError, keyCount, runScript, takesItems, type ScriptName, type ScriptOptions } from './scripts';
 
 // Every field of every script's options, filled: tsc rejects a missing or an
 // unknown field here, and the test below rejects a field the Lua reads that is
@@ -84,7 +84,7 @@ describe('script options', () => {
     it(`${name} reads exactly the option fields its type names`, () => {
       const lua = code(SCRIPTS[name].lua);
       // A script that takes items decodes each item's options (runEach).
-      expect(lua).toContain(SCRIPTS[name].each ? 'cjson.decode(ARGV[2 * i - 1])' : 'cjson.decode(ARGV[1])');
+      expect(lua).toContain(takesItems(name) ? 'cjson.decode(ARGV[at])' : 'cjson.decode(ARGV[1])');
       const read = new Set([...lua.matchAll(/\bo\.([A-Za-z]+)/g)].map((m) => m[1]));
       expect([...read].sort()).toEqual(Object.keys(FULL[name]).sort());
     });
@@ -97,7 +97,7 @@ describe('script options', () => {
       const used = [...code(lua).matchAll(/\bKEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
       expect(Math.max(0, ...used)).toBeLessThanOrEqual(keys);
       // A script that takes items reads an item's keys from K (that item's KEYS), never from KEYS by number.
-      if (SCRIPTS[name].each) {
+      if (takesItems(name)) {
         expect(used).toEqual([]);
         expect(Math.max(...[...code(lua).matchAll(/\bK\[(\d+)\]/g)].map((m) => Number(m[1])))).toBe(keys);
       }
@@ -123,7 +123,7 @@ describe('script options', () => {
     for (const name of writers) {
       const body = code(SCRIPTS[name].lua);
       // A script that takes items checks each item's layout, first in its function (K holds the item's KEYS).
-      const check = SCRIPTS[name].each
+      const check = takesItems(name)
         ? `local refusedBy = layoutRefusal(K[${SCRIPTS[name].keys}])\n  if refusedBy then return { 'upgrade_required', refusedBy } end`
         : `local refusedBy = layoutRefusal(KEYS[${SCRIPTS[name].keys}])\nif refusedBy then return { 'upgrade_required', refusedBy } end`;
       expect(body, name).toContain(check);

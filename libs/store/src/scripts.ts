@@ -40,12 +40,12 @@ export type { ScriptName, ScriptOptions } from './script-options';
  * with EVALSHA and falls back to EVAL after a Redis restart flushed the
  * script cache.
  */
-export const SCRIPTS: Record<ScriptName, { lua: string; keys: number; each?: true }> = {
+export const SCRIPTS: Record<ScriptName, { lua: string; keys: number }> = {
   'cancel-key': { lua: cancelKey, keys: 1 },
   'cancel-message': { lua: cancelMessage, keys: 1 },
   'cancel-op': { lua: cancelOp, keys: 7 },
-  // Takes one or more operations: `keys` and its options once per operation (runEach).
-  claim: { lua: claim, keys: 11, each: true },
+  // claim and commit take one or more operations: `keys` is one operation's (EACH_SCRIPTS).
+  claim: { lua: claim, keys: 11 },
   commit: { lua: commit, keys: 8 },
   'digest-close': { lua: digestClose, keys: 3 },
   'digest-join': { lua: digestJoin, keys: 4 },
@@ -77,6 +77,13 @@ export class ScriptKeysError extends SingleshotError {
   }
 }
 
+/** A Redis command failed inside a script for one of its items (a key of the wrong type); the others were acted on. */
+export class ScriptItemError extends SingleshotError {
+  constructor(script: ScriptName, message: string) {
+    super(`script ${script} failed for one item: ${message}`, 'SCRIPT_ITEM_FAILED');
+  }
+}
+
 type ScriptFn = (...args: (string | number)[]) => Promise<unknown>;
 
 const registered = new WeakSet<RedisClient>();
@@ -90,8 +97,8 @@ export function keyCount(name: ScriptName): number {
 export function loadScripts(redis: RedisClient): void {
   if (registered.has(redis)) return;
   for (const [name, { lua, keys }] of Object.entries(SCRIPTS)) {
-    // A script that takes items (`each`) is given its KEYS count at each call.
-    redis.defineCommand(commandName(name as ScriptName), SCRIPTS[name as ScriptName].each ? { lua } : { numberOfKeys: keys, lua });
+    // A script that takes items is given its KEYS count at each call.
+    redis.defineCommand(commandName(name as ScriptName), takesItems(name as ScriptName) ? { lua } : { numberOfKeys: keys, lua });
   }
   registered.add(redis);
 }
@@ -114,8 +121,9 @@ export async function runScript<N extends ScriptName>(
   options: ScriptOptions[N],
   documents: readonly string[] = [],
 ): Promise<unknown> {
-  if (SCRIPTS[name].each) {
-    const [reply] = await runEach(redis, name, [{ keys, options, documents }]);
+  if (takesItems(name)) {
+    const item = { keys, options, documents } as ScriptItem<EachScriptName>;
+    const [reply] = await runEach<EachScriptName>(redis, name, [item]);
     if (reply instanceof UpgradeRequiredError) throw reply;
     return reply;
   }
@@ -130,34 +138,52 @@ export async function runScript<N extends ScriptName>(
   return reply;
 }
 
-/** One item of a script that takes items (`each`): its KEYS, options, and at most one document. */
-export interface ScriptItem<N extends ScriptName> {
+/**
+ * The scripts that take items: one or more operations per call (runEach), each
+ * acted on by the script's function for one operation, as if it had a call of
+ * its own. `keys` in SCRIPTS is one operation's.
+ */
+export const EACH_SCRIPTS = ['claim', 'commit'] as const;
+export type EachScriptName = (typeof EACH_SCRIPTS)[number];
+
+/** True for a script that takes items (EACH_SCRIPTS). */
+export function takesItems(name: ScriptName): name is EachScriptName {
+  return (EACH_SCRIPTS as readonly ScriptName[]).includes(name);
+}
+
+/** One item of a script that takes items: its KEYS, options, and the documents it stores as they are. */
+export interface ScriptItem<N extends EachScriptName> {
   keys: string[];
   options: ScriptOptions[N];
   documents?: readonly string[];
 }
 
 /**
- * Runs a script that takes items (`each` in SCRIPTS) on several at once, in
- * one call: each item's KEYS in turn, then each item's options and document
- * (one, '' for none) as ARGV pairs. Answers one reply per item, in order; an
- * item whose shard holds another layout answers an `UpgradeRequiredError`
- * (returned, not thrown: the other items were acted on).
+ * Runs a script that takes items (EACH_SCRIPTS) on several at once, in
+ * one call: each item's KEYS in turn, then for each item its options, the
+ * number of its documents and the documents. Answers one reply per item, in
+ * order. An item whose shard holds another layout answers an
+ * `UpgradeRequiredError`, one whose Redis command failed a `ScriptItemError`:
+ * returned, not thrown, as the other items were acted on.
  */
-export async function runEach<N extends ScriptName>(redis: RedisClient, name: N, items: readonly ScriptItem<N>[]): Promise<unknown[]> {
-  const { keys: expected, each } = SCRIPTS[name];
-  if (!each) throw new Error(`script ${name} does not take items`);
+export async function runEach<N extends EachScriptName>(redis: RedisClient, name: N, items: readonly ScriptItem<N>[]): Promise<unknown[]> {
+  const expected = keyCount(name);
   const keys: string[] = [];
   const argv: string[] = [];
   for (const item of items) {
     if (item.keys.length !== expected) throw new ScriptKeysError(name, expected, item.keys.length);
-    if ((item.documents?.length ?? 0) > 1) throw new Error(`script ${name} takes one document per item`);
     keys.push(...item.keys);
-    argv.push(JSON.stringify(item.options), item.documents?.[0] ?? '');
+    const documents = item.documents ?? [];
+    argv.push(JSON.stringify(item.options), String(documents.length), ...documents);
   }
   loadScripts(redis);
   const fn = (redis as unknown as Record<string, ScriptFn>)[commandName(name)];
   if (!fn) throw new Error(`script ${name} is not registered`);
   const replies = (await fn.call(redis, keys.length, ...keys, ...argv)) as unknown[];
-  return replies.map((reply) => (Array.isArray(reply) && reply[0] === 'upgrade_required' ? new UpgradeRequiredError(String(reply[1])) : reply));
+  return replies.map((reply) => {
+    if (!Array.isArray(reply)) return reply;
+    if (reply[0] === 'upgrade_required') return new UpgradeRequiredError(String(reply[1]));
+    if (reply[0] === 'script_error') return new ScriptItemError(name, String(reply[1]));
+    return reply;
+  });
 }

@@ -1,9 +1,11 @@
 import type { Socket } from 'node:net';
 import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 
 const BATCHED = Symbol('singleshot.batchedWrites');
+const TURN_END = Symbol('singleshot.writeTurnEnd');
 
-type BatchedSocket = Socket & { [BATCHED]?: true };
+type BatchedSocket = Socket & { [BATCHED]?: true; [TURN_END]?: (fn: () => void) => void };
 
 /**
  * Sends all commands a connection writes in one event-loop turn with one
@@ -23,17 +25,54 @@ export function batchSocketWrites(redis: Redis): void {
     stream[BATCHED] = true;
     const write = stream.write;
     let corked = false;
+    let atEnd: Array<() => void> = [];
     const flush = () => {
+      // Run while still corked: what they write joins this turn's writev.
+      const callbacks = atEnd;
+      atEnd = [];
+      for (const fn of callbacks) runSafely(fn);
       corked = false;
       if (!stream.destroyed) stream.uncork();
     };
-    stream.write = function batchedWrite(this: Socket, ...args: Parameters<Socket['write']>): boolean {
+    const openTurn = () => {
       if (!corked && !stream.destroyed) {
         corked = true;
         stream.cork();
         setImmediate(flush);
       }
+    };
+    stream.write = function batchedWrite(this: Socket, ...args: Parameters<Socket['write']>): boolean {
+      openTurn();
       return write.apply(this, args);
     } as Socket['write'];
+    stream[TURN_END] = (fn) => {
+      openTurn();
+      // Corked now, or destroyed: a destroyed socket's turn still ends (flush runs), or this runs now.
+      if (corked) atEnd.push(fn);
+      else runSafely(fn);
+    };
   });
+}
+
+/**
+ * Runs `fn` at the end of the connection's current write turn, just before
+ * what the turn wrote goes out (batchSocketWrites), so that what `fn` writes
+ * travels with it: no later than a write made now would have gone. False when
+ * the connection does not batch its writes (a cluster client, or not connected
+ * yet): the caller picks another moment.
+ */
+export function atWriteTurnEnd(redis: RedisClient, fn: () => void): boolean {
+  const stream = (redis as unknown as { stream?: BatchedSocket }).stream;
+  const turnEnd = stream?.[TURN_END];
+  if (!turnEnd || stream.destroyed) return false;
+  turnEnd(fn);
+  return true;
+}
+
+function runSafely(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // The callbacks settle their own callers (ScriptBatch): nothing thrown here belongs to the socket.
+  }
 }

@@ -4,7 +4,8 @@
   together), each exactly as if it had a call of its own, one after another:
   its own keys, options and answer, one lock and one fence per operation.
 
-  Input, for the i-th operation (KEYS[11 * (i - 1) + n] is its KEYS[n] below):
+  Input, for the i-th operation: KEYS[11 * (i - 1) + n] is its KEYS[n] below,
+  and its ARGV follow the operations before it (runEach in scripts.ts):
     KEYS[1] operation state hash
     KEYS[2] operation lock
     KEYS[3] journal stream of the operation's shard
@@ -17,7 +18,7 @@
     KEYS[10] operation history list (the record of a rate-limit ending)
     KEYS[11] layout version of the operation's shard (include/layout.lua)
 
-    ARGV[2i - 1] options (JSON, ScriptOptions['claim'] in script-options.ts):
+    options (JSON, ScriptOptions['claim'] in script-options.ts):
       leaseMs       lease in ms
       now           ms since epoch
       leaseUntil    now + leaseMs
@@ -44,11 +45,14 @@
                     RateLimiter.admit): which scope, how full, when a slot frees.
                     A first claim that would take the lock ends `suppressed`
                     (reason rate_limit) instead; absent when within every limit
-    ARGV[2i] the deliver job as JSON ('' for none); kept at the first claim so the
+    the number of documents that follow (0 or 1)
+    the deliver job as JSON (optional); kept at the first claim so the
             sweeper can re-enqueue an operation whose job was lost
 
   Output: a list with one answer per operation, in their order:
     { "upgrade_required", held }  the shard holds another layout (include/layout.lua): nothing done
+    { "script_error", message }   a Redis command failed for this operation (a key of the wrong
+                                  type): what it wrote before stays, as after a failed call
     { "claimed", fence, previousStatus, attempts, lastProvider, externalId, limitBypass, cancelRequested, stopReason }
     { "duplicate", 0, "sent", attempts, provider, externalId, "", "", "" }   already sent
     { "terminal", 0, status, attempts, provider, "", "", "", "" }            dead, suppressed or cancelled before
@@ -286,10 +290,14 @@ end
 
 -- In the order given: the same operation twice in one call answers as two
 -- calls one after the other would (the second finds the first's lock).
-local answers, per = {}, 11
+local answers, per, at = {}, 11, 1
 for i = 1, #KEYS / per do
-  local K = {}
+  local K, documents = {}, tonumber(ARGV[at + 1])
   for j = 1, per do K[j] = KEYS[(i - 1) * per + j] end
-  answers[i] = claimOne(K, cjson.decode(ARGV[2 * i - 1]), ARGV[2 * i])
+  -- An error stops this operation only (what it wrote before stays, as a
+  -- failed call of its own leaves it); the others are still acted on.
+  local ok, answer = pcall(claimOne, K, cjson.decode(ARGV[at]), documents > 0 and ARGV[at + 2] or '')
+  answers[i] = ok and answer or { 'script_error', type(answer) == 'table' and answer.err or tostring(answer) }
+  at = at + 2 + documents
 end
 return answers

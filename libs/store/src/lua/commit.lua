@@ -2,8 +2,11 @@
   Fenced commit of an attempt's outcome (docs/protocol.md, invariants 4 and 10):
   state, journal entry, history entry, sweeper index and lock release in one
   step, rejected when the caller's fence token was superseded by a later claim.
+  One call commits one or more operations (the sends that ended together),
+  each exactly as if it had a call of its own, one after another.
 
-  Input:
+  Input, for the i-th operation: KEYS[8 * (i - 1) + n] is its KEYS[n] below,
+  and its ARGV follow the operations before it (runEach in scripts.ts):
     KEYS[1] operation state hash
     KEYS[2] operation lock
     KEYS[3] journal stream of the operation's shard
@@ -13,7 +16,7 @@
     KEYS[7] operation data hash (large values: the stored deliver job, the last error's text)
     KEYS[8] layout version of the operation's shard (include/layout.lua)
 
-    ARGV[1] options (JSON, ScriptOptions['commit'] in script-options.ts); optional fields
+    options (JSON, ScriptOptions['commit'] in script-options.ts); optional fields
             are left out when they do not apply:
       fence          fence token of the caller (a string)
       outcome        sent | in_doubt | failed | dead | suppressed | released | cancelled
@@ -33,7 +36,8 @@
                      looks at the operation once this has passed and nobody touched it
       waitReason     with 'released': why it waits until nextAttemptAt (breaker_open;
                      optional), marked as a wait held back before the claim is
-    ARGV[2..] history entries (JSON, stored as they are), one per provider attempt
+    the number of history entries that follow
+    history entries (JSON, stored as they are), one per provider attempt
 
   A cancel that came while this attempt was in flight (`cancelRequested`,
   cancel-op.lua) turns an outcome that would try again (failed, released to
@@ -41,8 +45,10 @@
   provider for sure, so nothing more is sent. An `in_doubt` stays in doubt: the
   next claim reconciles, and ends it sent or cancelled.
 
-  Output:
+  Output: a list with one answer per operation, in their order:
     { "upgrade_required", held }  the shard holds another layout (include/layout.lua): nothing done
+    { "script_error", message }   a Redis command failed for this operation (a key of the wrong
+                                  type): what it wrote before stays, as after a failed call
     { "ok", journalId }         journalId is '' when the outcome is not journaled, or when this
                                 commit repeats one already applied (nothing written)
     { "stale", currentFence }   a newer claim exists: nothing was written
@@ -55,111 +61,128 @@
 --@include "include/retain.lua"
 --@include "include/terminal.lua"
 --@include "include/journal.lua"
-local refusedBy = layoutRefusal(KEYS[8])
-if refusedBy then return { 'upgrade_required', refusedBy } end
-local opKey, lockKey, journalKey, historyKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local indexKey, suppressedKey, dataKey = KEYS[5], KEYS[6], KEYS[7]
-local o = cjson.decode(ARGV[1])
-local fence, outcome, now = o.fence, o.outcome, o.now
+-- One operation's commit: K holds its 8 keys (KEYS[1..8] above), o its options,
+-- and its history entries are ARGV[first .. first + entries - 1].
+local function commitOne(K, o, first, entries)
+  local refusedBy = layoutRefusal(K[8])
+  if refusedBy then return { 'upgrade_required', refusedBy } end
+  local opKey, lockKey, journalKey, historyKey = K[1], K[2], K[3], K[4]
+  local indexKey, suppressedKey, dataKey = K[5], K[6], K[7]
+  local fence, outcome, now = o.fence, o.outcome, o.now
 
-local h = redis.call('HMGET', opKey, 'fence', 'status', 'attempts', 'journalIds', 'cancelRequested', 'lastErrorCode')
-if h[1] ~= fence then
-  return { 'stale', h[1] or '0' }
-end
--- Only a claim's `sending` is ended by a commit, once. A commit re-sent after a
--- Redis restart (ioredis resends unanswered commands), or repeated by a holder
--- whose answer was lost, finds the status its first copy wrote, under the same
--- fence: a no-op instead of a second journal entry, a second history record
--- or a terminal state rewritten.
-if h[2] ~= 'sending' then
-  return { 'ok', '' }
-end
--- The lock may have expired without anyone claiming since (the fence is still
--- ours); then nobody else can have acted, and the commit stands. A lock holding
--- another token cannot exist while the fence matches, but never trust that.
-local holder = redis.call('GET', lockKey)
-if holder and holder ~= fence then
-  return { 'stale', holder }
-end
-
-local status = outcome
-local fields = { 'status', status, 'updatedAt', now, 'owner', '' }
-if outcome == 'released' then
-  status = o.releaseTo or 'pending'
-  fields[2] = status
-  local attempts = tonumber(h[3] or '0')
-  if o.refundAttempt and attempts > 0 then
-    fields[#fields + 1] = 'attempts'
-    fields[#fields + 1] = string.format('%d', attempts - 1)
+  local h = redis.call('HMGET', opKey, 'fence', 'status', 'attempts', 'journalIds', 'cancelRequested', 'lastErrorCode')
+  if h[1] ~= fence then
+    return { 'stale', h[1] or '0' }
   end
-end
-if h[5] and (status == 'failed' or status == 'pending') then
-  status = 'cancelled'
-  fields[2] = status
-end
--- Handed back because every provider's breaker opened after the claim: it now
--- waits as one held back before its claim would (include/wait.lua), until its
--- next attempt, so `ops show` says why.
-if o.waitReason and outcome == 'released' and status ~= 'cancelled' then
-  for _, v in ipairs({ 'waitingReason', o.waitReason, 'waitingUntil', o.nextAttemptAt or now, 'waitingSince', now }) do
-    fields[#fields + 1] = v
+  -- Only a claim's `sending` is ended by a commit, once. A commit re-sent after a
+  -- Redis restart (ioredis resends unanswered commands), or repeated by a holder
+  -- whose answer was lost, finds the status its first copy wrote, under the same
+  -- fence: a no-op instead of a second journal entry, a second history record
+  -- or a terminal state rewritten.
+  if h[2] ~= 'sending' then
+    return { 'ok', '' }
   end
-end
-local function put(name, value)
-  fields[#fields + 1] = name
-  fields[#fields + 1] = value
-end
-if o.provider then put('provider', o.provider) end
-if o.externalId then put('externalId', o.externalId) end
-if o.reason then put('reason', o.reason) end
--- No sentAt: a sent operation is terminal and never written again, so its
--- updatedAt is when it was sent (OperationRecord.sentAt reads it so).
+  -- The lock may have expired without anyone claiming since (the fence is still
+  -- ours); then nobody else can have acted, and the commit stands. A lock holding
+  -- another token cannot exist while the fence matches, but never trust that.
+  local holder = redis.call('GET', lockKey)
+  if holder and holder ~= fence then
+    return { 'stale', holder }
+  end
 
-local journalId = ''
-if status == 'cancelled' or outcome == 'sent' or outcome == 'in_doubt' or outcome == 'dead' or outcome == 'suppressed' then
-  journalId = journalAdd(journalKey, o.journalMinId, {
-    type = status == 'cancelled' and status or outcome, op = o.operationKey, msg = o.messageKey, recipient = o.recipient,
-    channel = o.channel, provider = o.provider or '', extId = o.externalId or '', fence = fence,
-    err = o.errorCode or '', reason = o.reason or '', ts = now })
-  -- Where the operation's entries are, so `ops show` needs no stream scan.
-  put('journalIds', h[4] and (h[4] .. ',' .. journalId) or journalId)
+  local status = outcome
+  local fields = { 'status', status, 'updatedAt', now, 'owner', '' }
+  if outcome == 'released' then
+    status = o.releaseTo or 'pending'
+    fields[2] = status
+    local attempts = tonumber(h[3] or '0')
+    if o.refundAttempt and attempts > 0 then
+      fields[#fields + 1] = 'attempts'
+      fields[#fields + 1] = string.format('%d', attempts - 1)
+    end
+  end
+  if h[5] and (status == 'failed' or status == 'pending') then
+    status = 'cancelled'
+    fields[2] = status
+  end
+  -- Handed back because every provider's breaker opened after the claim: it now
+  -- waits as one held back before its claim would (include/wait.lua), until its
+  -- next attempt, so `ops show` says why.
+  if o.waitReason and outcome == 'released' and status ~= 'cancelled' then
+    for _, v in ipairs({ 'waitingReason', o.waitReason, 'waitingUntil', o.nextAttemptAt or now, 'waitingSince', now }) do
+      fields[#fields + 1] = v
+    end
+  end
+  local function put(name, value)
+    fields[#fields + 1] = name
+    fields[#fields + 1] = value
+  end
+  if o.provider then put('provider', o.provider) end
+  if o.externalId then put('externalId', o.externalId) end
+  if o.reason then put('reason', o.reason) end
+  -- No sentAt: a sent operation is terminal and never written again, so its
+  -- updatedAt is when it was sent (OperationRecord.sentAt reads it so).
+
+  local journalId = ''
+  if status == 'cancelled' or outcome == 'sent' or outcome == 'in_doubt' or outcome == 'dead' or outcome == 'suppressed' then
+    journalId = journalAdd(journalKey, o.journalMinId, {
+      type = status == 'cancelled' and status or outcome, op = o.operationKey, msg = o.messageKey, recipient = o.recipient,
+      channel = o.channel, provider = o.provider or '', extId = o.externalId or '', fence = fence,
+      err = o.errorCode or '', reason = o.reason or '', ts = now })
+    -- Where the operation's entries are, so `ops show` needs no stream scan.
+    put('journalIds', h[4] and (h[4] .. ',' .. journalId) or journalId)
+  end
+
+  -- The error's text can be long: it goes to the data hash, its code stays here.
+  if o.errorCode then
+    put('lastErrorCode', o.errorCode)
+    redis.call('HSET', dataKey, 'lastError', o.errorMessage or '')
+  end
+  -- The stored job is there for the sweeper (a lost job) and for a replay; a sent
+  -- operation needs it for neither (a replay of it is refused).
+  if outcome == 'sent' then redis.call('HDEL', dataKey, 'job') end
+  redis.call('HSET', opKey, unpack(fields))
+  -- A terminal operation holds no lease and has no owner: kept, the fields would
+  -- cost every retained operation their bytes (memory-budget.test.ts pins the
+  -- budget per operation). 'claimedAt' goes too, where a state still carries one.
+  if isTerminal(status) then redis.call('HDEL', opKey, 'owner', 'leaseUntil', 'claimedAt') end
+  redis.call('DEL', lockKey)
+  retain(opKey, o.retentionMs)
+  -- The data hash's last error comes with the state's lastErrorCode (here and
+  -- in claim.lua's rate-limit ending): with neither, a sent operation's data
+  -- held only the job just deleted, and nothing is left to keep.
+  if o.errorCode or h[6] or outcome ~= 'sent' then retain(dataKey, o.retentionMs) end
+
+  if entries > 0 then
+    local length = redis.call('RPUSH', historyKey, unpack(ARGV, first, first + entries - 1))
+    if length > 200 then redis.call('LTRIM', historyKey, -200, -1) end
+    -- As long as what was pushed: the list began here.
+    if length == entries then retainNew(historyKey, o.retentionMs) else retain(historyKey, o.retentionMs) end
+  end
+
+  -- The sweeper index: one command per commit. Terminal states leave it; the rest
+  -- stay with their next check time, negated for in_doubt (see KeyBuilder.activeIndex).
+  if isTerminal(status) then
+    redis.call('ZREM', indexKey, o.operationKey)
+  else
+    local due = o.nextAttemptAt or now
+    if status == 'in_doubt' then due = '-' .. due end
+    redis.call('ZADD', indexKey, due, o.operationKey)
+  end
+  if status == 'suppressed' then redis.call('ZADD', suppressedKey, now, o.operationKey) end
+  return { 'ok', journalId }
 end
 
--- The error's text can be long: it goes to the data hash, its code stays here.
-if o.errorCode then
-  put('lastErrorCode', o.errorCode)
-  redis.call('HSET', dataKey, 'lastError', o.errorMessage or '')
+-- In the order given: the same operation twice in one call answers as two
+-- calls one after the other would (the second finds the first's commit).
+local answers, per, at = {}, 8, 1
+for i = 1, #KEYS / per do
+  local K, entries = {}, tonumber(ARGV[at + 1])
+  for j = 1, per do K[j] = KEYS[(i - 1) * per + j] end
+  -- An error stops this operation only (what it wrote before stays, as a
+  -- failed call of its own leaves it); the others are still acted on.
+  local ok, answer = pcall(commitOne, K, cjson.decode(ARGV[at]), at + 2, entries)
+  answers[i] = ok and answer or { 'script_error', type(answer) == 'table' and answer.err or tostring(answer) }
+  at = at + 2 + entries
 end
--- The stored job is there for the sweeper (a lost job) and for a replay; a sent
--- operation needs it for neither (a replay of it is refused).
-if outcome == 'sent' then redis.call('HDEL', dataKey, 'job') end
-redis.call('HSET', opKey, unpack(fields))
--- A terminal operation holds no lease and has no owner: kept, the fields would
--- cost every retained operation their bytes (memory-budget.test.ts pins the
--- budget per operation). 'claimedAt' goes too, where a state still carries one.
-if isTerminal(status) then redis.call('HDEL', opKey, 'owner', 'leaseUntil', 'claimedAt') end
-redis.call('DEL', lockKey)
-retain(opKey, o.retentionMs)
--- The data hash's last error comes with the state's lastErrorCode (here and
--- in claim.lua's rate-limit ending): with neither, a sent operation's data
--- held only the job just deleted, and nothing is left to keep.
-if o.errorCode or h[6] or outcome ~= 'sent' then retain(dataKey, o.retentionMs) end
-
-if #ARGV > 1 then
-  local length = redis.call('RPUSH', historyKey, unpack(ARGV, 2))
-  if length > 200 then redis.call('LTRIM', historyKey, -200, -1) end
-  -- As long as what was pushed: the list began here.
-  if length == #ARGV - 1 then retainNew(historyKey, o.retentionMs) else retain(historyKey, o.retentionMs) end
-end
-
--- The sweeper index: one command per commit. Terminal states leave it; the rest
--- stay with their next check time, negated for in_doubt (see KeyBuilder.activeIndex).
-if isTerminal(status) then
-  redis.call('ZREM', indexKey, o.operationKey)
-else
-  local due = o.nextAttemptAt or now
-  if status == 'in_doubt' then due = '-' .. due end
-  redis.call('ZADD', indexKey, due, o.operationKey)
-end
-if status == 'suppressed' then redis.call('ZADD', suppressedKey, now, o.operationKey) end
-return { 'ok', journalId }
+return answers

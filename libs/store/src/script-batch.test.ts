@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
-import { CLAIMS_PER_CALL_MAX } from './claim-batch';
+import { ITEMS_PER_CALL_MAX } from './script-batch';
 import { createRedis, type RedisClient } from './connection';
 import { KeyBuilder } from './keys';
 import { LAYOUT_VERSION, UpgradeRequiredError } from './layout-version';
 import { OperationStore } from './operation-store';
 
-// Claims started together share one script call (claim-batch.ts), and each
-// operation is still claimed on its own: these tests count the script calls
-// Redis ran (INFO commandstats) and check every operation's own answer.
+// Claims (and commits) asked for together share one script call
+// (script-batch.ts), and each operation is still acted on alone: these tests
+// count the script calls Redis ran (INFO commandstats) and check every
+// operation's own answer.
 let server: TestRedis;
 let redis: RedisClient;
 const keys = new KeyBuilder('cb', 4);
@@ -40,7 +41,7 @@ async function scriptCalls(): Promise<number> {
   return ['evalsha', 'eval'].reduce((sum, name) => sum + Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0), 0);
 }
 
-describe('claims started together', () => {
+describe('claims and commits asked for together', () => {
   it('go in one script call, each with its own lock, fence and answer', async () => {
     const store = ops();
     const [sentKey, a, b] = [fresh(), fresh(), fresh()];
@@ -62,6 +63,32 @@ describe('claims started together', () => {
     }
   });
 
+  it('commits asked for together go in one call, each with its own fence check and its own history', async () => {
+    const store = ops();
+    const [a, b, c] = [fresh(), fresh(), fresh()];
+    const fences: string[] = [];
+    for (const key of [a, b, c]) {
+      const claim = await claimOf(store, key);
+      if (claim.kind !== 'go') throw new Error(`setup claim answered ${claim.kind}`);
+      fences.push(claim.fence);
+    }
+    await redis.config('RESETSTAT');
+    const entry = (attempt: number, outcome: 'sent' | 'failed') => ({ at: 1, attempt, fence: '1', outcome, provider: 'p' });
+    const commitOf = (operationKey: string, fence: string, history: ReturnType<typeof entry>[]) =>
+      store.commit({ operationKey, fence, outcome: 'sent', messageKey: 'm'.repeat(64), recipient: 'r@example.com', channel: 'email', provider: 'p', externalId: `x-${operationKey.slice(0, 4)}`, history });
+
+    // b's fence is not the one its claim took: stale, and nothing of it is written.
+    const results = await Promise.all([commitOf(a, fences[0]!, [entry(1, 'failed'), entry(1, 'sent')]), commitOf(b, '7', [entry(1, 'sent')]), commitOf(c, fences[2]!, [])]);
+
+    expect(await scriptCalls()).toBe(1);
+    expect(results.map((r) => r.kind)).toEqual(['ok', 'stale', 'ok']);
+    expect(await redis.lrange(keys.history(a), 0, -1)).toEqual([JSON.stringify(entry(1, 'failed')), JSON.stringify(entry(1, 'sent'))]);
+    expect(await redis.exists(keys.history(b), keys.history(c))).toBe(0);
+    expect(await redis.hmget(keys.op(a), 'status', 'externalId')).toEqual(['sent', `x-${a.slice(0, 4)}`]);
+    expect(await redis.hget(keys.op(b), 'status')).toBe('sending');
+    expect(await redis.hmget(keys.op(c), 'status', 'externalId')).toEqual(['sent', `x-${c.slice(0, 4)}`]);
+  });
+
   it('a claim alone goes in a call of its own, as before', async () => {
     const store = ops();
     await redis.config('RESETSTAT');
@@ -69,10 +96,10 @@ describe('claims started together', () => {
     expect(await scriptCalls()).toBe(3);
   });
 
-  it(`more than ${CLAIMS_PER_CALL_MAX} at once are split into calls of at most that many`, async () => {
+  it(`more than ${ITEMS_PER_CALL_MAX} at once are split into calls of at most that many`, async () => {
     const store = ops();
     await redis.config('RESETSTAT');
-    const answers = await Promise.all(Array.from({ length: CLAIMS_PER_CALL_MAX * 2 + 1 }, () => claimOf(store, fresh())));
+    const answers = await Promise.all(Array.from({ length: ITEMS_PER_CALL_MAX * 2 + 1 }, () => claimOf(store, fresh())));
     expect(answers.every((v) => v.kind === 'go')).toBe(true);
     expect(await scriptCalls()).toBe(3);
   });
@@ -91,16 +118,15 @@ describe('claims started together', () => {
     expect(await redis.exists(keys.op(refused), keys.lock(refused))).toBe(0);
   });
 
-  it('a call Redis fails fails each of its claims, leaving what a claim that went unanswered leaves', async () => {
+  it('a Redis command that fails for one operation fails its claim only', async () => {
     const store = ops();
-    const [a, broken] = [fresh(), fresh()];
-    // A state key of the wrong type makes the script fail at the second operation.
+    const [a, broken, b] = [fresh(), fresh(), fresh()];
+    // A state key of the wrong type makes the claim's HMGET fail for that operation.
     await redis.set(keys.op(broken), 'not a hash');
-    const results = await Promise.allSettled([claimOf(store, a), claimOf(store, broken)]);
-    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
-    // The first operation was claimed before the failure: `sending` under a lock,
-    // which the next claim after the lease and its settle time reconciles.
-    expect(await redis.hget(keys.op(a), 'status')).toBe('sending');
-    expect(await redis.pttl(keys.lock(a))).toBeGreaterThan(0);
+    await redis.config('RESETSTAT');
+    const results = await Promise.allSettled([claimOf(store, a), claimOf(store, broken), claimOf(store, b)]);
+    expect(await scriptCalls()).toBe(1);
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value.kind : (r.reason as { code?: string }).code))).toEqual(['go', 'SCRIPT_ITEM_FAILED', 'go']);
+    expect(await redis.get(keys.op(broken))).toBe('not a hash');
   });
 });
