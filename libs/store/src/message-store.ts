@@ -1,6 +1,7 @@
 import type { RedisClient } from './connection';
 import type { KeyBuilder } from './keys';
 import { decimal } from './script-options';
+import { ScriptBatch } from './script-batch';
 import { runScript } from './scripts';
 
 export interface ArrivalResult {
@@ -85,23 +86,26 @@ export function tombstoneCovers(tombstone: Tombstone, recipient: string): boolea
  * job's id is free again, so job retention is not dedup).
  */
 export class MessageStore {
+  /** The arrivals recorded in one turn go to Redis in one script call (script-batch.ts). */
+  private readonly arrivals: ScriptBatch<'message-arrive'>;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: KeyBuilder,
     private readonly options: { retentionMs: number; now?: () => number },
-  ) {}
+  ) {
+    this.arrivals = new ScriptBatch(redis, 'message-arrive');
+  }
 
   private now(): number {
     return (this.options.now ?? Date.now)();
   }
 
   async arrive(messageKey: string, via: string): Promise<ArrivalResult> {
-    const [first, queued, firstArrivalAt, arrivals] = (await runScript(
-      this.redis,
-      'message-arrive',
-      [this.keys.message(messageKey)],
-      { now: decimal(this.now()), via, retentionMs: decimal(this.options.retentionMs) },
-    )) as [number, number, string, number];
+    const [first, queued, firstArrivalAt, arrivals] = (await this.arrivals.run(this.keys.layoutOf(messageKey), {
+      keys: [this.keys.message(messageKey)],
+      options: { now: decimal(this.now()), via, retentionMs: decimal(this.options.retentionMs) },
+    })) as [number, number, string, number];
     return { first: first === 1, queued: queued === 1, firstArrivalAt: Number(firstArrivalAt), arrivals: Number(arrivals) };
   }
 

@@ -5,9 +5,10 @@ import { ITEMS_PER_CALL_MAX } from './script-batch';
 import { createRedis, type RedisClient } from './connection';
 import { KeyBuilder } from './keys';
 import { LAYOUT_VERSION, UpgradeRequiredError } from './layout-version';
+import { MessageStore } from './message-store';
 import { OperationStore } from './operation-store';
 
-// Claims (and commits) asked for together share one script call
+// Claims, commits and arrivals asked for together share one script call
 // (script-batch.ts), and each operation is still acted on alone: these tests
 // count the script calls Redis ran (INFO commandstats) and check every
 // operation's own answer.
@@ -41,7 +42,7 @@ async function scriptCalls(): Promise<number> {
   return ['evalsha', 'eval'].reduce((sum, name) => sum + Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0), 0);
 }
 
-describe('claims and commits asked for together', () => {
+describe('claims, commits and arrivals asked for together', () => {
   it('go in one script call, each with its own lock, fence and answer', async () => {
     const store = ops();
     const [sentKey, a, b] = [fresh(), fresh(), fresh()];
@@ -87,6 +88,21 @@ describe('claims and commits asked for together', () => {
     expect(await redis.hmget(keys.op(a), 'status', 'externalId')).toEqual(['sent', `x-${a.slice(0, 4)}`]);
     expect(await redis.hget(keys.op(b), 'status')).toBe('sending');
     expect(await redis.hmget(keys.op(c), 'status', 'externalId')).toEqual(['sent', `x-${c.slice(0, 4)}`]);
+  });
+
+  it('arrivals recorded together go in one call: copies of one message count on, one of them first', async () => {
+    const messages = new MessageStore(redis, keys, { retentionMs });
+    const [m, other] = [fresh(), fresh()];
+    await redis.config('RESETSTAT');
+    const results = await Promise.all([messages.arrive(m, 'api'), messages.arrive(other, 'api'), messages.arrive(m, 'imap'), messages.arrive(m, 'api')]);
+    expect(await scriptCalls()).toBe(1);
+    expect(results.map((r) => [r.first, r.arrivals])).toEqual([
+      [true, 1],
+      [true, 1],
+      [false, 2],
+      [false, 3],
+    ]);
+    expect(await redis.hmget(keys.message(m), 'firstVia', 'via:api', 'via:imap')).toEqual(['api', '2', '1']);
   });
 
   it('a claim alone goes in a call of its own, as before', async () => {

@@ -1,6 +1,5 @@
 import type { Socket } from 'node:net';
-import type { Redis } from 'ioredis';
-import type { RedisClient } from './connection';
+import type { Cluster, Redis } from 'ioredis';
 
 const BATCHED = Symbol('singleshot.batchedWrites');
 const TURN_END = Symbol('singleshot.writeTurnEnd');
@@ -61,7 +60,7 @@ export function batchSocketWrites(redis: Redis): void {
  * the connection does not batch its writes (a cluster client, or not connected
  * yet): the caller picks another moment.
  */
-export function atWriteTurnEnd(redis: RedisClient, fn: () => void): boolean {
+export function atWriteTurnEnd(redis: Redis | Cluster, fn: () => void): boolean {
   const stream = (redis as unknown as { stream?: BatchedSocket }).stream;
   const turnEnd = stream?.[TURN_END];
   if (!turnEnd || stream.destroyed) return false;

@@ -96,8 +96,11 @@
 --@include "include/journal.lua"
 --@include "include/retain.lua"
 --@include "include/wait.lua"
--- One operation's claim: K holds its 11 keys (KEYS[1..11] above), o its options, job its stored job.
-local function claimOne(K, o, job)
+--@include "include/each.lua"
+-- One operation's claim: K holds its 11 keys (KEYS[1..11] above), o its
+-- options; its stored job, when given, is ARGV[first] (include/each.lua).
+local function claimOne(K, o, first, documents)
+  local job = documents > 0 and ARGV[first] or ''
   local refusedBy = layoutRefusal(K[11])
   if refusedBy then return { 'upgrade_required', refusedBy } end
   local opKey, lockKey, journalKey, indexKey, dataKey, scheduledKey = K[1], K[2], K[3], K[4], K[5], K[6]
@@ -290,14 +293,4 @@ end
 
 -- In the order given: the same operation twice in one call answers as two
 -- calls one after the other would (the second finds the first's lock).
-local answers, per, at = {}, 11, 1
-for i = 1, #KEYS / per do
-  local K, documents = {}, tonumber(ARGV[at + 1])
-  for j = 1, per do K[j] = KEYS[(i - 1) * per + j] end
-  -- An error stops this operation only (what it wrote before stays, as a
-  -- failed call of its own leaves it); the others are still acted on.
-  local ok, answer = pcall(claimOne, K, cjson.decode(ARGV[at]), documents > 0 and ARGV[at + 2] or '')
-  answers[i] = ok and answer or { 'script_error', type(answer) == 'table' and answer.err or tostring(answer) }
-  at = at + 2 + documents
-end
-return answers
+return eachItem(11, claimOne)

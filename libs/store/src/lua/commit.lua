@@ -61,6 +61,7 @@
 --@include "include/retain.lua"
 --@include "include/terminal.lua"
 --@include "include/journal.lua"
+--@include "include/each.lua"
 -- One operation's commit: K holds its 8 keys (KEYS[1..8] above), o its options,
 -- and its history entries are ARGV[first .. first + entries - 1].
 local function commitOne(K, o, first, entries)
@@ -175,14 +176,4 @@ end
 
 -- In the order given: the same operation twice in one call answers as two
 -- calls one after the other would (the second finds the first's commit).
-local answers, per, at = {}, 8, 1
-for i = 1, #KEYS / per do
-  local K, entries = {}, tonumber(ARGV[at + 1])
-  for j = 1, per do K[j] = KEYS[(i - 1) * per + j] end
-  -- An error stops this operation only (what it wrote before stays, as a
-  -- failed call of its own leaves it); the others are still acted on.
-  local ok, answer = pcall(commitOne, K, cjson.decode(ARGV[at]), at + 2, entries)
-  answers[i] = ok and answer or { 'script_error', type(answer) == 'table' and answer.err or tostring(answer) }
-  at = at + 2 + entries
-end
-return answers
+return eachItem(8, commitOne)
