@@ -105,6 +105,17 @@ describe('claims, commits and arrivals asked for together', () => {
     expect(await redis.hmget(keys.message(m), 'firstVia', 'via:api', 'via:imap')).toEqual(['api', '2', '1']);
   });
 
+  it("a call reads each shard's layout stamp once, however many of its operations it carries", async () => {
+    const store = ops();
+    const batch = Array.from({ length: 12 }, () => fresh());
+    await redis.config('RESETSTAT');
+    const answers = await Promise.all(batch.map((key) => claimOf(store, key)));
+    expect(answers.every((v) => v.kind === 'go')).toBe(true);
+    const info = (await redis.info('commandstats')) as string;
+    // The claim's one GET is the layout stamp's; 12 operations over 4 shards.
+    expect(Number(/cmdstat_get:calls=(\d+)/.exec(info)?.[1])).toBe(new Set(batch.map((key) => keys.layoutOf(key))).size);
+  });
+
   it('a claim alone goes in a call of its own, as before', async () => {
     const store = ops();
     await redis.config('RESETSTAT');

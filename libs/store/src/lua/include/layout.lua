@@ -5,8 +5,16 @@
 -- newer process holds data this script may misread, so it answers
 -- { 'upgrade_required', held } and writes nothing.
 local LAYOUT = '1'
+-- Each shard's stamp is read once per call: a call that carries several
+-- operations of one shard (include/each.lua) asks once, and no script that
+-- includes this writes a stamp (layout-stamp.lua does, in a call of its own).
+local layoutHeld = {}
 local function layoutRefusal(key)
-  local held = redis.call('GET', key)
+  local held = layoutHeld[key]
+  if held == nil then
+    held = redis.call('GET', key) or false
+    layoutHeld[key] = held
+  end
   if held and held ~= LAYOUT then return held end
   return nil
 end
