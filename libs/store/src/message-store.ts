@@ -2,7 +2,6 @@ import type { RedisClient } from './connection';
 import type { KeyBuilder } from './keys';
 import { decimal } from './script-options';
 import { ScriptBatch } from './script-batch';
-import { runScript } from './scripts';
 
 export interface ArrivalResult {
   /** This arrival is the message's first. */
@@ -86,8 +85,9 @@ export function tombstoneCovers(tombstone: Tombstone, recipient: string): boolea
  * job's id is free again, so job retention is not dedup).
  */
 export class MessageStore {
-  /** The arrivals recorded in one turn go to Redis in one script call (script-batch.ts). */
+  /** The arrivals, and the decisions, recorded in one turn go to Redis in one script call each (script-batch.ts). */
   private readonly arrivals: ScriptBatch<'message-arrive'>;
+  private readonly decisions: ScriptBatch<'message-decided'>;
 
   constructor(
     private readonly redis: RedisClient,
@@ -95,6 +95,7 @@ export class MessageStore {
     private readonly options: { retentionMs: number; now?: () => number },
   ) {
     this.arrivals = new ScriptBatch(redis, 'message-arrive');
+    this.decisions = new ScriptBatch(redis, 'message-decided');
   }
 
   private now(): number {
@@ -147,14 +148,17 @@ export class MessageStore {
     trace?: string,
     digests: readonly MessageDigest[] = [],
   ): Promise<DecisionRecord> {
-    const [first, cancelled, by, reason] = (await runScript(this.redis, 'message-decided', [this.keys.message(messageKey)], {
-      now: decimal(this.now()),
-      operationKeys: operations.map((o) => o.operationKey),
-      targets: operations.map((o) => o.target),
-      ...(digests.length > 0 ? { digestGroups: digests.map((d) => d.group), digestTargets: digests.map((d) => JSON.stringify([d.route, d.recipient, d.key, d.channel])) } : {}),
-      // A message whose operations are scheduled stays cancellable until they are due, and the retention past that.
-      retentionMs: decimal(this.options.retentionMs + Math.max(0, extraRetentionMs)),
-      ...(trace === undefined ? {} : { trace }),
+    const [first, cancelled, by, reason] = (await this.decisions.run(this.keys.layoutOf(messageKey), {
+      keys: [this.keys.message(messageKey)],
+      options: {
+        now: decimal(this.now()),
+        operationKeys: operations.map((o) => o.operationKey),
+        targets: operations.map((o) => o.target),
+        ...(digests.length > 0 ? { digestGroups: digests.map((d) => d.group), digestTargets: digests.map((d) => JSON.stringify([d.route, d.recipient, d.key, d.channel])) } : {}),
+        // A message whose operations are scheduled stays cancellable until they are due, and the retention past that.
+        retentionMs: decimal(this.options.retentionMs + Math.max(0, extraRetentionMs)),
+        ...(trace === undefined ? {} : { trace }),
+      },
     })) as [number, string | null, string, string];
     return { first: first === 1, ...(cancelled ? { cancelled: parseTombstone(cancelled), cancelledBy: { by, reason } } : {}) };
   }

@@ -8,7 +8,7 @@ import { LAYOUT_VERSION, UpgradeRequiredError } from './layout-version';
 import { MessageStore } from './message-store';
 import { OperationStore } from './operation-store';
 
-// Claims, commits and arrivals asked for together share one script call
+// Claims, commits, arrivals and decisions asked for together share one script call
 // (script-batch.ts), and each operation is still acted on alone: these tests
 // count the script calls Redis ran (INFO commandstats) and check every
 // operation's own answer.
@@ -42,7 +42,7 @@ async function scriptCalls(): Promise<number> {
   return ['evalsha', 'eval'].reduce((sum, name) => sum + Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0), 0);
 }
 
-describe('claims, commits and arrivals asked for together', () => {
+describe('claims, commits, arrivals and decisions asked for together', () => {
   it('go in one script call, each with its own lock, fence and answer', async () => {
     const store = ops();
     const [sentKey, a, b] = [fresh(), fresh(), fresh()];
@@ -90,7 +90,7 @@ describe('claims, commits and arrivals asked for together', () => {
     expect(await redis.hmget(keys.op(c), 'status', 'externalId')).toEqual(['sent', `x-${c.slice(0, 4)}`]);
   });
 
-  it('arrivals recorded together go in one call: copies of one message count on, one of them first', async () => {
+  it('arrivals, and decisions, recorded together go in one call each: copies count on, one of them first', async () => {
     const messages = new MessageStore(redis, keys, { retentionMs });
     const [m, other] = [fresh(), fresh()];
     await redis.config('RESETSTAT');
@@ -103,6 +103,14 @@ describe('claims, commits and arrivals asked for together', () => {
       [false, 3],
     ]);
     expect(await redis.hmget(keys.message(m), 'firstVia', 'via:api', 'via:imap')).toEqual(['api', '2', '1']);
+
+    // Their decisions, one repeated (a redelivered decide job) and one of a message cancelled first.
+    await redis.hset(keys.message(other), 'cancelRecipients', '*', 'cancelledBy', 'u', 'cancelReason', 'why');
+    await redis.config('RESETSTAT');
+    const op = (n: number) => [{ operationKey: n.toString(16).padStart(64, '0'), target: `email:r${n}@example.com` }];
+    const decisions = await Promise.all([messages.recordDecision(m, op(1)), messages.recordDecision(other, op(2)), messages.recordDecision(m, op(1))]);
+    expect(await scriptCalls()).toBe(1);
+    expect(decisions).toEqual([{ first: true }, { first: true, cancelled: '*', cancelledBy: { by: 'u', reason: 'why' } }, { first: false }]);
   });
 
   it("a call reads each shard's layout stamp once, however many of its operations it carries", async () => {

@@ -13,10 +13,11 @@ interface Pending<N extends EachScriptName> {
 
 /**
  * Sends the calls of a script that takes items (EACH_SCRIPTS: claim,
- * commit, message-arrive) asked for in one go as one script call: the
- * operations a deliver batch starts together, the claims that start as the
- * commits of one Redis reply free their slots, the commits of the sends that
- * ended together, the arrivals of the requests ingest read together. Every
+ * commit, message-arrive, message-decided) asked for in one go as one script
+ * call: the operations a deliver batch starts together, the claims that start
+ * as the commits of one Redis reply free their slots, the commits of the
+ * sends that ended together, the arrivals of the requests ingest read
+ * together, the decisions of the decide jobs that ran together. Every
  * script call costs Redis its fixed work (the lookup, a reply) and the process
  * a command to encode and a reply to parse; several operations per call pay it
  * once. Each operation is still acted on alone (the script's function for one

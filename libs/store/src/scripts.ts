@@ -44,7 +44,7 @@ export const SCRIPTS: Record<ScriptName, { lua: string; keys: number }> = {
   'cancel-key': { lua: cancelKey, keys: 1 },
   'cancel-message': { lua: cancelMessage, keys: 1 },
   'cancel-op': { lua: cancelOp, keys: 7 },
-  // claim, commit and message-arrive take one or more items: `keys` is one item's (EACH_SCRIPTS).
+  // claim, commit, message-arrive and message-decided take one or more items: `keys` is one item's (EACH_SCRIPTS).
   claim: { lua: claim, keys: 11 },
   commit: { lua: commit, keys: 8 },
   'digest-close': { lua: digestClose, keys: 3 },
@@ -143,7 +143,7 @@ export async function runScript<N extends ScriptName>(
  * acted on by the script's function for one operation, as if it had a call of
  * its own. `keys` in SCRIPTS is one operation's.
  */
-export const EACH_SCRIPTS = ['claim', 'commit', 'message-arrive'] as const;
+export const EACH_SCRIPTS = ['claim', 'commit', 'message-arrive', 'message-decided'] as const;
 export type EachScriptName = (typeof EACH_SCRIPTS)[number];
 
 /** True for a script that takes items (EACH_SCRIPTS). */

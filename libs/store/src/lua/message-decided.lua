@@ -12,10 +12,14 @@
   No operation of the message can be claimed before this ran (its deliver job
   does not exist yet), so none slips between the two.
 
-  Input:
+  One call records the decisions of one or more messages (those the decide
+  jobs of one turn made), each as if in a call of its own.
+
+  Input, for the i-th message: KEYS[i] is its KEYS[1] below, and its ARGV
+  follow the messages before it (runEach in scripts.ts):
     KEYS[1] message record hash
 
-    ARGV[1] options (JSON, ScriptOptions['message-decided'] in script-options.ts):
+    options (JSON, ScriptOptions['message-decided'] in script-options.ts):
       now            ms
       operationKeys  the message's operation keys (each a field)
       targets        per operation key, `channel:recipient` (the field's value:
@@ -27,7 +31,10 @@
       digestTargets  per group, JSON [route, recipient, key, channel] (the field's value)
       trace          optional: the decision's W3C traceparent (tracing on), kept with the first decision
 
-  Output:
+    the number of documents that follow (0)
+
+  Output: a list with one answer per message, in their order:
+    { "script_error", message }   a Redis command failed for this message (include/each.lua)
     { first (1|0), cancelled, cancelledBy, cancelReason }
     cancelled is false, '*' (every recipient) or a JSON array of recipients;
     who cancelled and why, for the journal entries of the operations born cancelled
@@ -37,29 +44,36 @@
   a cost the decision worker paid on every message.
 ]]
 --@include "include/retain.lua"
-local key = KEYS[1]
-local o = cjson.decode(ARGV[1])
-local first = redis.call('HSETNX', key, 'decidedAt', o.now)
-if first == 1 and type(o.trace) == 'string' then redis.call('HSET', key, 'trace', o.trace) end
-local ops, targets = o.operationKeys, o.targets
-if #ops > 0 then
-  local args = {}
-  for i = 1, #ops do
-    args[2 * i - 1] = ops[i]
-    args[2 * i] = targets[i] or ''
+--@include "include/each.lua"
+-- One message's decision: K[1] is its message record, o its options.
+local function decideOne(K, o)
+  local key = K[1]
+  local first = redis.call('HSETNX', key, 'decidedAt', o.now)
+  if first == 1 and type(o.trace) == 'string' then redis.call('HSET', key, 'trace', o.trace) end
+  local ops, targets = o.operationKeys, o.targets
+  if #ops > 0 then
+    local args = {}
+    for i = 1, #ops do
+      args[2 * i - 1] = ops[i]
+      args[2 * i] = targets[i] or ''
+    end
+    redis.call('HSET', key, unpack(args))
+    retain(key, o.retentionMs)
   end
-  redis.call('HSET', key, unpack(args))
-  retain(key, o.retentionMs)
-end
-local groups = o.digestGroups
-if type(groups) == 'table' and #groups > 0 then
-  local args = {}
-  for i = 1, #groups do
-    args[2 * i - 1] = 'dg:' .. groups[i]
-    args[2 * i] = o.digestTargets[i] or ''
+  local groups = o.digestGroups
+  if type(groups) == 'table' and #groups > 0 then
+    local args = {}
+    for i = 1, #groups do
+      args[2 * i - 1] = 'dg:' .. groups[i]
+      args[2 * i] = o.digestTargets[i] or ''
+    end
+    redis.call('HSET', key, unpack(args))
+    retain(key, o.retentionMs)
   end
-  redis.call('HSET', key, unpack(args))
-  retain(key, o.retentionMs)
+  local t = redis.call('HMGET', key, 'cancelRecipients', 'cancelledBy', 'cancelReason')
+  return { first, t[1], t[2] or '', t[3] or '' }
 end
-local t = redis.call('HMGET', key, 'cancelRecipients', 'cancelledBy', 'cancelReason')
-return { first, t[1], t[2] or '', t[3] or '' }
+
+-- In the order given: a decision repeated in one call answers as calls one
+-- after the other would (the first is the first decision).
+return eachItem(1, decideOne)
