@@ -123,8 +123,9 @@ export async function runScript<N extends ScriptName>(
 ): Promise<unknown> {
   if (takesItems(name)) {
     const item = { keys, options, documents } as ScriptItem<EachScriptName>;
+    // A script that takes items, given one: its item's refusal or error is the call's.
     const [reply] = await runEach<EachScriptName>(redis, name, [item]);
-    if (reply instanceof UpgradeRequiredError) throw reply;
+    if (reply instanceof Error) throw reply;
     return reply;
   }
   const expected = keyCount(name);
@@ -139,9 +140,9 @@ export async function runScript<N extends ScriptName>(
 }
 
 /**
- * The scripts that take items: one or more operations per call (runEach), each
- * acted on by the script's function for one operation, as if it had a call of
- * its own. `keys` in SCRIPTS is one operation's.
+ * The scripts that take items: one or more operations (or messages) per call
+ * (runEach), each acted on by the script's function for one item, as if it
+ * had a call of its own (lua/include/each.lua). `keys` in SCRIPTS is one item's.
  */
 export const EACH_SCRIPTS = ['claim', 'commit', 'message-arrive', 'message-decided'] as const;
 export type EachScriptName = (typeof EACH_SCRIPTS)[number];
