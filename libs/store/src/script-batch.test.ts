@@ -7,6 +7,7 @@ import { KeyBuilder } from './keys';
 import { LAYOUT_VERSION, UpgradeRequiredError } from './layout-version';
 import { MessageStore } from './message-store';
 import { OperationStore } from './operation-store';
+import { refusalCode } from './refusal-backoff';
 
 // Claims, commits, arrivals and decisions asked for together share one script call
 // (script-batch.ts), and each operation is still acted on alone: these tests
@@ -163,5 +164,18 @@ describe('claims, commits, arrivals and decisions asked for together', () => {
     expect(await scriptCalls()).toBe(1);
     expect(results.map((r) => (r.status === 'fulfilled' ? r.value.kind : (r.reason as { code?: string }).code))).toEqual(['go', 'SCRIPT_ITEM_FAILED', 'go']);
     expect(await redis.get(keys.op(broken))).toBe('not a hash');
+  });
+
+  it('Redis refusing writes fails the whole call, with its code first as Redis gave it', async () => {
+    const store = ops();
+    const messages = new MessageStore(redis, keys, { retentionMs });
+    await redis.config('SET', 'maxmemory', '1');
+    try {
+      const results = await Promise.allSettled([claimOf(store, fresh()), claimOf(store, fresh()), messages.arrive(fresh(), 'api')]);
+      // The process's backoff reads the code (refusal-backoff.ts): it must not be hidden behind a script's position.
+      expect(results.map((r) => (r.status === 'rejected' ? refusalCode(r.reason) : r.status))).toEqual(['OOM', 'OOM', 'OOM']);
+    } finally {
+      await redis.config('SET', 'maxmemory', '0');
+    }
   });
 });

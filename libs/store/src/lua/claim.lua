@@ -51,8 +51,8 @@
 
   Output: a list with one answer per operation, in their order:
     { "upgrade_required", held }  the shard holds another layout (include/layout.lua): nothing done
-    { "script_error", message }   a Redis command failed for this operation (a key of the wrong
-                                  type): what it wrote before stays, as after a failed call
+    { "script_error", message }   a key of this item has the wrong type (include/each.lua): what it wrote
+                                  before stays; any other error fails the whole call
     { "claimed", fence, previousStatus, attempts, lastProvider, externalId, limitBypass, cancelRequested, stopReason }
     { "duplicate", 0, "sent", attempts, provider, externalId, "", "", "" }   already sent
     { "terminal", 0, status, attempts, provider, "", "", "", "" }            dead, suppressed or cancelled before

@@ -47,8 +47,8 @@
 
   Output: a list with one answer per operation, in their order:
     { "upgrade_required", held }  the shard holds another layout (include/layout.lua): nothing done
-    { "script_error", message }   a Redis command failed for this operation (a key of the wrong
-                                  type): what it wrote before stays, as after a failed call
+    { "script_error", message }   a key of this item has the wrong type (include/each.lua): what it wrote
+                                  before stays; any other error fails the whole call
     { "ok", journalId }         journalId is '' when the outcome is not journaled, or when this
                                 commit repeats one already applied (nothing written)
     { "stale", currentFence }   a newer claim exists: nothing was written

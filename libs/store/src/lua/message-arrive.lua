@@ -16,7 +16,8 @@
     the number of documents that follow (0)
 
   Output: a list with one answer per arrival, in their order:
-    { "script_error", message }   a Redis command failed for this arrival (include/each.lua)
+    { "script_error", message }   a key of this item has the wrong type (include/each.lua): what it wrote
+                                  before stays; any other error fails the whole call
     { first (1|0), queued (1|0), firstArrivalAt, arrivals }
 
   It also keeps `at:<via>`, the first arrival through each channel (the story

@@ -34,7 +34,8 @@
     the number of documents that follow (0)
 
   Output: a list with one answer per message, in their order:
-    { "script_error", message }   a Redis command failed for this message (include/each.lua)
+    { "script_error", message }   a key of this item has the wrong type (include/each.lua): what it wrote
+                                  before stays; any other error fails the whole call
     { first (1|0), cancelled, cancelledBy, cancelReason }
     cancelled is false, '*' (every recipient) or a JSON array of recipients;
     who cancelled and why, for the journal entries of the operations born cancelled
