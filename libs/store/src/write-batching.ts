@@ -26,10 +26,14 @@ export function batchSocketWrites(redis: Redis): void {
     let corked = false;
     let atEnd: Array<() => void> = [];
     const flush = () => {
-      // Run while still corked: what they write joins this turn's writev.
-      const callbacks = atEnd;
-      atEnd = [];
-      for (const fn of callbacks) runSafely(fn);
+      // Run while still corked: what they write joins this turn's writev. One
+      // that waits for the turn's end while these run is run too, never left
+      // for a turn that may not come.
+      while (atEnd.length > 0) {
+        const callbacks = atEnd;
+        atEnd = [];
+        for (const fn of callbacks) runSafely(fn);
+      }
       corked = false;
       if (!stream.destroyed) stream.uncork();
     };
