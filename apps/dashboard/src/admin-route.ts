@@ -9,6 +9,12 @@ export interface AdminRequest<P, Q, B> {
   readonly body: B;
   /** The authenticated principal (`anonymous` when the dashboard allows it). */
   readonly who: string;
+  /**
+   * The tenant of a tenant's producer key (tenancy.ts), whose data alone the
+   * route may show or change; undefined for an operator. Only a route that
+   * declares `tenants: 'scoped'` is reached with one.
+   */
+  readonly tenant: string | undefined;
   /** Sets a header of the answer (e.g. `retry-after` before a 503). */
   setHeader(name: string, value: string): void;
 }
@@ -31,6 +37,12 @@ export interface AdminRoute {
   readonly params?: z.ZodType;
   readonly query?: z.ZodType;
   readonly json?: { readonly schema: z.ZodType; readonly name: string };
+  /**
+   * `scoped`: the handler keeps a tenant's principal to its tenant's data,
+   * and takes one. Absent: the route serves what every tenant shares, and a
+   * tenant's principal gets 403 `TENANT_NOT_ALLOWED` before the handler runs.
+   */
+  readonly tenants?: 'scoped';
   /** The operation's summary and answers (the document adds the answers every admin route shares); its tag is its resource's. */
   readonly doc: AdminRouteDoc;
   readonly handle: (deps: AdminApiDeps, request: AdminRequest<unknown, unknown, unknown>) => Promise<AdminAnswer>;
@@ -48,6 +60,7 @@ export function adminRoute<P extends z.ZodType | undefined = undefined, Q extend
   params?: P;
   query?: Q;
   json?: { schema: B & z.ZodType; name: string };
+  tenants?: 'scoped';
   doc: AdminRouteDoc;
   handle(deps: AdminApiDeps, request: AdminRequest<Out<P>, Out<Q>, Out<B>>): Promise<AdminAnswer>;
 }): AdminRoute {

@@ -10,6 +10,8 @@ import { boardGuard } from './board-guard';
 import type { AdminApiDeps } from './deps';
 import { sendError } from '@singleshot/http';
 import { originGuard } from './origin-guard';
+import { operatorOnly } from './tenancy';
+import type { TenantKeys } from './tenant-keys';
 import { digestPageRoutes } from './routes/digests';
 import { storyRoutes } from './routes/story';
 
@@ -19,6 +21,8 @@ export interface DashboardAppOptions {
   queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'deliverOf' | 'dead'> & Partial<Pick<Queues, 'render' | 'digest'>>;
   /** Undefined only for `dashboard.allowAnonymous` on loopback. */
   credentials: DashboardCredentials | undefined;
+  /** Producer keys bound to a tenant, taken by the admin API and the story pages for their tenant's data only. */
+  tenantKeys?: TenantKeys;
   /** Other origins allowed to send state-changing requests (a reverse proxy's public URL). */
   allowedOrigins?: readonly string[];
   registry: Registry;
@@ -44,7 +48,7 @@ export function createDashboardApp(options: DashboardAppOptions): express.Expres
   app.get('/openapi.json', (_req, res) => void res.json(document));
   app.get('/', (_req, res) => res.redirect(302, BOARD_PATH));
 
-  const auth = requireAuth(credentials, api.logger);
+  const auth = requireAuth(credentials, api.logger, options.tenantKeys);
   // Cross-site forgery is refused before anything else: a page elsewhere must not
   // be able to spend the operator's saved credentials.
   const sameOrigin = originGuard(options.allowedOrigins);
@@ -53,11 +57,12 @@ export function createDashboardApp(options: DashboardAppOptions): express.Expres
   // The story of one notification, as a page (the admin API has it as JSON).
   app.use('/admin/story', sameOrigin, auth, storyRoutes(api));
   // The open digests, as a page (the admin API has them as JSON).
-  app.use('/admin/digests', sameOrigin, auth, digestPageRoutes(api));
+  app.use('/admin/digests', sameOrigin, auth, operatorOnly, digestPageRoutes(api));
   app.use(
     BOARD_PATH,
     sameOrigin,
     auth,
+    operatorOnly,
     boardGuard({ queues: options.queues, replay: api.replay, logger: api.logger }),
     boardRouter(options.queues),
   );

@@ -17,9 +17,11 @@ export interface DashboardCredentials {
 
 /** The authenticated caller, recorded with every replay and board action. */
 export interface Principal {
-  /** Basic auth user name, `token` for the bearer token (or its login cookie), `anonymous` on an opted-out loopback dashboard. */
+  /** Basic auth user name, `token` for the bearer token (or its login cookie), `key:<name>` for a tenant's producer key, `anonymous` on an opted-out loopback dashboard. */
   who: string;
   scheme: 'basic' | 'bearer' | 'cookie' | 'none';
+  /** A tenant's producer key (tenant-keys.ts): its tenant's messages and operations only. Undefined: an operator, who sees all. */
+  tenant?: string;
 }
 
 /** Credentials from config, or undefined when none are configured. Empty strings count as absent. */
@@ -80,10 +82,21 @@ export function verifyAuthorization(header: string | undefined, creds: Dashboard
  * asks for the basic credentials) unless the request carries valid ones (an
  * `Authorization` header, or the token's login cookie); the principal goes to
  * `res.locals.principal`. `creds` undefined means `dashboard.allowAnonymous`
- * on loopback: every caller is `anonymous`.
+ * on loopback: every caller is `anonymous`. A tenant's producer key
+ * (`tenants`, tenant-keys.ts) is its tenant's principal, anonymous dashboard or not.
  */
-export function requireAuth(creds: DashboardCredentials | undefined, logger?: Pick<Logger, 'warn'>) {
+export function requireAuth(
+  creds: DashboardCredentials | undefined,
+  logger?: Pick<Logger, 'warn'>,
+  tenants?: { principalOf(authorization: string | undefined): Principal | undefined },
+) {
   return (req: Request, res: Response, next: NextFunction): void => {
+    const tenant = tenants?.principalOf(req.get('authorization'));
+    if (tenant) {
+      res.locals.principal = tenant;
+      next();
+      return;
+    }
     if (!creds) {
       res.locals.principal = { who: 'anonymous', scheme: 'none' } satisfies Principal;
       next();

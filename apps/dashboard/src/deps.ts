@@ -8,7 +8,7 @@ import type { Replay } from './replay';
 /** What the admin API reads and does; narrow, so tests can hand in small pieces. */
 export interface AdminApiDeps {
   operations: Pick<OperationStore, 'get' | 'history' | 'storedJob'>;
-  messages: Pick<MessageStore, 'get'>;
+  messages: Pick<MessageStore, 'get' | 'tenantOf'>;
   journal: Pick<JournalReader, 'range' | 'forOperation'>;
   /** The DLQ (`dead`): records are listed and looked up, never consumed. */
   queues: Pick<Queues, 'dead'>;

@@ -8,6 +8,7 @@ import { assertSafeBinding, credentialsOf, type DashboardCredentials } from './a
 import { BOARD_PATH } from './board';
 import { generateLoginToken } from './login-token';
 import { runtimeReplay, type Replay } from './replay';
+import { TenantKeys } from './tenant-keys';
 import { runtimeCancel } from './cancel';
 
 export interface DashboardOptions {
@@ -61,6 +62,7 @@ export async function startDashboard(rt: Runtime, options: DashboardOptions = {}
   const cancel = runtimeCancel(
     {
       store: rt.cancellations,
+      messages: rt.messages,
       replicas: rt.replicaWaits?.client,
     },
     { metrics: rt.metrics, logger },
@@ -79,6 +81,7 @@ export async function startDashboard(rt: Runtime, options: DashboardOptions = {}
     api: { operations: rt.operations, messages: rt.messages, journal: rt.journal, queues: rt.queues, replay, documents: rt.documents, feedback: new FeedbackStore(rt.redis, rt.keys, { retentionMs: rt.retentionMs }), sources, scheduled, digests: rt.digests, cancel, suppressions, routes: rt.config.routes, logger },
     queues: rt.queues,
     credentials,
+    tenantKeys: new TenantKeys(rt.config.ingest.apiKeys),
     allowedOrigins,
     registry: rt.metrics.registry,
     ready: () => defaultReady(rt),

@@ -1,4 +1,4 @@
-import { digestGroupId, normalizeRecipient, type DecideJobData } from '@singleshot/core';
+import { digestGroupId, normalizeRecipient, tenantKey, type DecideJobData } from '@singleshot/core';
 import type { DigestConfig, MailboxConfig, RouteConfig } from '@singleshot/config';
 import { compileTemplate, type CompiledTemplate } from '@singleshot/templates';
 import { recipientsOf, templateContext } from './context';
@@ -59,7 +59,8 @@ export function planDigestJoins(data: DecideJobData, routes: RouteConfig[], mail
       const recipient = normalizeRecipient(raw);
       if (!recipient) continue;
       const key = keyOf(route, { ...context, recipient });
-      const group = digestGroupId(route.name, recipient, key);
+      // One tenant's messages never share another's digest, even to one recipient.
+      const group = tenantKey(input.tenant, digestGroupId(route.name, recipient, key));
       if (plans.has(group)) continue;
       plans.set(group, { route, recipient, key, group, item: digestItem(data, context, due, route.digest.maxItemBytes) });
     }

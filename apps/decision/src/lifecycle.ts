@@ -25,7 +25,7 @@ export async function joinCancellationKey(data: DecideJobData, deps: LifecycleDe
   const { input } = data;
   if (input.kind !== 'event' || input.cancellationKey === undefined) return;
   if (!deps) throw new Error('decide: an event with a cancellationKey needs lifecycle deps');
-  const joined = await deps.cancellations.joinKey(input.source, input.cancellationKey, data.messageKey, keepFor(data, deps));
+  const joined = await deps.cancellations.joinKey(input.source, input.cancellationKey, data.messageKey, keepFor(data, deps), input.tenant);
   if (!joined) return;
   const who: CancelBy = { by: joined.by, reason: joined.reason };
   await deps.cancellations.cancelMessage(data.messageKey, joined.cancelled === '*' ? undefined : joined.cancelled, who);

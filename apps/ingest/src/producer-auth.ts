@@ -1,6 +1,7 @@
 import type { ApiKeyConfig, IngestConfig } from '@singleshot/config';
 import { SingleshotError } from '@singleshot/core';
-import { findSecret, isLoopbackHost, secretDigest, type BucketRate } from '@singleshot/http';
+import type { ServerResponse } from 'node:http';
+import { findSecret, isLoopbackHost, secretDigest, sendError, type BucketRate } from '@singleshot/http';
 import { verifySignature } from './signature';
 
 /** Who posted a request: a named API key, an HMAC-signed request, or anonymous (loopback or `allowAnonymous`). */
@@ -9,6 +10,8 @@ export interface Producer {
   name: string;
   /** Sources it may post; undefined = any. */
   sources: ReadonlySet<string> | undefined;
+  /** The tenant the key is bound to (`ingest.apiKeys[].tenant`); undefined: the default tenant, and any message by its key. */
+  tenant: string | undefined;
   rate: BucketRate;
 }
 
@@ -40,10 +43,10 @@ export class ProducerAuth {
     this.required = config.apiKeys.length > 0 || config.signingSecrets.length > 0;
     this.byKey = config.apiKeys.map((key) => ({
       ok: true,
-      producer: { name: key.name, sources: key.sources.includes('*') ? undefined : new Set(key.sources), rate: key.rateLimit ?? config.rateLimit },
+      producer: { name: key.name, sources: key.sources.includes('*') ? undefined : new Set(key.sources), tenant: key.tenant, rate: key.rateLimit ?? config.rateLimit },
     }));
-    this.anonymous = { ok: true, producer: { name: 'anonymous', sources: undefined, rate: config.rateLimit } };
-    this.hmac = { ok: true, producer: { name: 'hmac', sources: undefined, rate: config.rateLimit } };
+    this.anonymous = { ok: true, producer: { name: 'anonymous', sources: undefined, tenant: undefined, rate: config.rateLimit } };
+    this.hmac = { ok: true, producer: { name: 'hmac', sources: undefined, tenant: undefined, rate: config.rateLimit } };
   }
 
   /** Checks a request's credentials (the raw body is needed for the HMAC). */
@@ -66,6 +69,17 @@ export class ProducerAuth {
       ? { ok: false, code: 'BAD_SIGNATURE', message: 'missing or invalid x-singleshot-signature header' }
       : { ok: false, code: 'UNAUTHORIZED', message: `authentication required: ${ways}` };
   }
+}
+
+/**
+ * Refuses a key bound to a tenant what every tenant shares (a recipient's
+ * preferences): one tenant must not change, nor read, what holds back
+ * another's notifications. True when it answered 403 `TENANT_NOT_ALLOWED`.
+ */
+export function refuseTenantKey(producer: Producer | undefined, res: ServerResponse, what: string): boolean {
+  if (producer?.tenant === undefined) return false;
+  sendError(res, 403, 'TENANT_NOT_ALLOWED', `key "${producer.name}" is bound to tenant "${producer.tenant}": ${what} are kept for every tenant, and only a key without a tenant may use them`);
+  return true;
 }
 
 /** True when `producer` may post events of `source`. */

@@ -32,10 +32,11 @@ export function ingestContext(rt: IngestRuntime): IngestContext {
   const knownSources = new Set<string>(['mail']);
   for (const route of rt.config.routes) if (route.match.source) knownSources.add(route.match.source);
   const ingest = rt.config.ingest;
+  // The fail-fast producer connection: while Redis is away, answer 503 at once.
+  const messages = new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs });
   return {
     accept: new Acceptor({
-      // The fail-fast producer connection: while Redis is away, answer 503 at once.
-      messages: new MessageStore(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
+      messages,
       decideQueues: rt.producerQueues,
       keys: rt.keys,
       // On a cluster: no 2xx before the message record and its decide job are on a replica.
@@ -54,6 +55,7 @@ export function ingestContext(rt: IngestRuntime): IngestContext {
     cancels: {
       // The fail-fast producer connection, as acceptance: a cancel while Redis is away answers 503 at once.
       store: new Cancellations(rt.producer, rt.keys, { retentionMs: rt.retentionMs }),
+      messages,
       replicas: rt.replicaWaits?.producer,
     },
     sourceLabel: (source) => (knownSources.has(source) ? source : 'other'),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TENANT_ID } from '@singleshot/core';
 import { identifier, listenPort, nonEmpty, positiveInt } from './primitives';
 
 /**
@@ -21,6 +22,13 @@ export const apiKeySchema = z
       .array(nonEmpty)
       .min(1, 'name at least one source (or "*")')
       .describe('The event `source`s this key may post (`mail` for raw MIME); `"*"` allows every source.'),
+    tenant: z
+      .string()
+      .regex(TENANT_ID, 'expected a tenant id: lower-case letters, digits, _ and -, at most 64')
+      .optional()
+      .describe(
+        'The tenant this key posts for (docs/tenants.md): its events are that tenant\'s, and the key reads, cancels and replays only that tenant\'s messages and operations, in the admin API too. Unset: the default tenant, as a deployment without tenants.',
+      ),
     rateLimit: z
       .strictObject({ perSecond: positiveInt.describe('Sustained requests per second.'), burst: positiveInt.describe('Bucket size.') })
       .optional()

@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   AMBIGUOUS_SEND_AT: 'an event gives both sendAt and delaySeconds',
   INVALID_CANCELLATION: 'a cancellation names no target, or more than one',
   CANCEL_NOT_ALLOWED: 'the producer key may not cancel this target',
+  TENANT_NOT_ALLOWED: 'a key bound to a tenant asked for what all tenants share (preferences, suppressions, the queues): an operator\'s',
   RECIPIENT_SUPPRESSED: 'the recipient became suppressed or opted out while an earlier attempt was in flight: nothing more is sent',
   UNAUTHORIZED: 'credentials missing or wrong (bearer key, basic auth, dashboard login, webhook secret)',
   BAD_SIGNATURE: 'a request or webhook signature is missing or does not match',

@@ -19,3 +19,4 @@ export * from './unsubscribe-token';
 export * from './digest-window';
 export * from './lifecycle';
 export * from './verdict';
+export * from './tenant';

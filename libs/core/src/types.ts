@@ -26,6 +26,8 @@ export type WaitMark = Exclude<WaitReason, 'scheduled'>;
 /** What ingest hands to the decision stage (the payload of a decide job). */
 export interface EventInput {
   kind: 'event';
+  /** The tenant of the producer key that posted it (tenant.ts); absent: the default tenant. */
+  tenant?: string;
   source: string;
   eventId: string;
   type: string;
@@ -42,6 +44,8 @@ export interface EventInput {
 /** The parsed, size-bounded summary of one mail (never the whole raw MIME). */
 export interface MailInput {
   kind: 'mail';
+  /** The tenant of the producer key that posted it (tenant.ts); absent: the default tenant. */
+  tenant?: string;
   source: 'mail';
   mailboxId: string;
   /** Normalized Message-ID, or null when the fallback fingerprint was used. */

@@ -121,7 +121,7 @@ export class Acceptor {
       const keys = acceptanceKeys(this.deps.keys, messageKey);
       written = { keys, ownersBefore: replicas.owners(keys) };
     }
-    const recorded = await messages.arrive(messageKey, via);
+    const recorded = await messages.arrive(messageKey, via, input.tenant);
     if (!recorded.queued) {
       const running = this.enqueuing.get(messageKey);
       arrival.joined = running;

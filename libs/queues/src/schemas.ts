@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { DecideJobData } from '@singleshot/core';
+import { TENANT_ID, type DecideJobData } from '@singleshot/core';
 
 /**
  * Job payloads are validated at the worker boundary: a job written by an older
@@ -8,9 +8,12 @@ import type { DecideJobData } from '@singleshot/core';
 const hexKey = z.string().regex(/^[0-9a-f]{64}$/, 'expected a 64-hex key');
 /** A job's W3C `traceparent` (libs/tracing); a malformed one starts a new trace, so it is only bounded here. */
 const traceField = z.string().max(128).optional();
+/** The tenant of a message's producer key (absent: the default tenant). */
+const tenantField = z.string().regex(TENANT_ID).optional();
 
 export const eventInputSchema = z.object({
   kind: z.literal('event'),
+  tenant: tenantField,
   source: z.string().min(1),
   eventId: z.string().min(1),
   type: z.string().min(1),
@@ -23,6 +26,7 @@ export const eventInputSchema = z.object({
 
 export const mailInputSchema = z.object({
   kind: z.literal('mail'),
+  tenant: tenantField,
   source: z.literal('mail'),
   mailboxId: z.string().min(1),
   messageId: z.string().nullable(),

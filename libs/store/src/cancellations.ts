@@ -151,9 +151,14 @@ export class Cancellations {
     return { ...base, digest, operationKey: record.operationKey, outcome: ended ?? 'digest_closed' };
   }
 
-  /** Cancels every message of `source` that carries `cancellationKey` (and every later one, for the retention period). */
-  async cancelByKey(source: string, cancellationKey: string, recipients: readonly string[] | undefined, who: CancelBy): Promise<MessageCancel> {
-    const [first, ...members] = (await runScript(this.redis, 'cancel-key', [this.keys.cancellationKey(source, cancellationKey)], {
+  /**
+   * Cancels every message of `source` that carries `cancellationKey` (and
+   * every later one, for the retention period); `tenant`'s own key of that
+   * name, when given (core tenant.ts).
+   */
+  async cancelByKey(source: string, cancellationKey: string, recipients: readonly string[] | undefined, who: CancelBy, tenant?: string): Promise<MessageCancel> {
+    const key = this.keys.cancellationKey(source, cancellationKey, tenant);
+    const [first, ...members] = (await runScript(this.redis, 'cancel-key', [key], {
       mode: 'cancel',
       now: decimal(this.now()),
       ...(recipients ? { recipients: [...recipients] } : {}),
@@ -167,17 +172,24 @@ export class Cancellations {
       // No message yet, or one not decided yet: later operations are born cancelled.
       pending: members.length === 0 || each.some((c) => c.pending),
       first: first === 1,
-      written: [this.keys.cancellationKey(source, cancellationKey), ...each.flatMap((c) => c.written)],
+      written: [key, ...each.flatMap((c) => c.written)],
     };
   }
 
   /**
    * A message that carries a cancellation key joins it (at its decision,
    * before it fans out); the key's tombstone comes back when it was cancelled
-   * first. `extraRetentionMs` keeps the key until the message's scheduled operations are due.
+   * first. `extraRetentionMs` keeps the key until the message's scheduled
+   * operations are due. `tenant`: the message's tenant, whose own key it joins.
    */
-  async joinKey(source: string, cancellationKey: string, messageKey: string, extraRetentionMs = 0): Promise<{ cancelled: Tombstone; reason: string; by: string } | undefined> {
-    const [stored, reason, by] = (await runScript(this.redis, 'cancel-key', [this.keys.cancellationKey(source, cancellationKey)], {
+  async joinKey(
+    source: string,
+    cancellationKey: string,
+    messageKey: string,
+    extraRetentionMs = 0,
+    tenant?: string,
+  ): Promise<{ cancelled: Tombstone; reason: string; by: string } | undefined> {
+    const [stored, reason, by] = (await runScript(this.redis, 'cancel-key', [this.keys.cancellationKey(source, cancellationKey, tenant)], {
       mode: 'join',
       now: decimal(this.now()),
       messageKey,

@@ -1,4 +1,4 @@
-import { DEFAULT_SHARDS, sha256Hex, shardOf, shardTag } from '@singleshot/core';
+import { DEFAULT_SHARDS, sha256Hex, shardOf, shardTag, tenantKey } from '@singleshot/core';
 
 /**
  * Every Redis key singleshot uses is built here and nowhere else (BullMQ's
@@ -137,10 +137,11 @@ export class KeyBuilder {
   /**
    * A producer's cancellation key (cancel-key.lua): the messages of `source`
    * that carry it (one field per message key) and its tombstone once
-   * cancelled. Scoped by source, so one producer cannot cancel another's.
+   * cancelled. Scoped by source and tenant, so one producer cannot cancel
+   * another's, nor one tenant another's.
    */
-  cancellationKey(source: string, cancellationKey: string): string {
-    const id = sha256Hex(`${source}:${cancellationKey}`);
+  cancellationKey(source: string, cancellationKey: string, tenant?: string): string {
+    const id = tenantKey(tenant, sha256Hex(`${source}:${cancellationKey}`));
     return `${this.tagged(id)}:ckey:${id}`;
   }
 

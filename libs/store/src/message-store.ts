@@ -1,3 +1,4 @@
+import { DEFAULT_TENANT } from '@singleshot/core';
 import type { RedisClient } from './connection';
 import type { KeyBuilder } from './keys';
 import { decimal } from './script-options';
@@ -14,6 +15,8 @@ export interface ArrivalResult {
 
 export interface MessageRecord {
   messageKey: string;
+  /** The tenant whose producer key posted it (core tenant.ts); `default` when none did. */
+  tenant: string;
   firstArrivalAt?: number;
   lastArrivalAt?: number;
   firstVia?: string;
@@ -102,10 +105,12 @@ export class MessageStore {
     return (this.options.now ?? Date.now)();
   }
 
-  async arrive(messageKey: string, via: string): Promise<ArrivalResult> {
+  /** One arrival of a message; `tenant` (not the default one) is kept with its first arrival. */
+  async arrive(messageKey: string, via: string, tenant?: string): Promise<ArrivalResult> {
+    const options = { now: decimal(this.now()), via, retentionMs: decimal(this.options.retentionMs) };
     const [first, queued, firstArrivalAt, arrivals] = (await this.arrivals.run(this.keys.layoutOf(messageKey), {
       keys: [this.keys.message(messageKey)],
-      options: { now: decimal(this.now()), via, retentionMs: decimal(this.options.retentionMs) },
+      options: tenant === undefined || tenant === DEFAULT_TENANT ? options : { ...options, tenant },
     })) as [number, number, string, number];
     return { first: first === 1, queued: queued === 1, firstArrivalAt: Number(firstArrivalAt), arrivals: Number(arrivals) };
   }
@@ -163,6 +168,15 @@ export class MessageStore {
     return { first: first === 1, ...(cancelled ? { cancelled: parseTombstone(cancelled), cancelledBy: { by, reason } } : {}) };
   }
 
+  /**
+   * The tenant of a message that arrived (`default` when its key had none);
+   * undefined when none arrived, a cancel's tombstone alone included.
+   */
+  async tenantOf(messageKey: string): Promise<string | undefined> {
+    const [firstArrivalAt, tenant] = await this.redis.hmget(this.keys.message(messageKey), 'firstArrivalAt', 'tenant');
+    return firstArrivalAt === null || firstArrivalAt === undefined ? undefined : (tenant ?? DEFAULT_TENANT);
+  }
+
   async get(messageKey: string): Promise<MessageRecord | null> {
     const h = await this.redis.hgetall(this.keys.message(messageKey));
     if (!h || Object.keys(h).length === 0) return null;
@@ -179,6 +193,7 @@ export class MessageStore {
     const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
     return {
       messageKey,
+      tenant: h.tenant ?? DEFAULT_TENANT,
       firstArrivalAt: num(h.firstArrivalAt),
       lastArrivalAt: num(h.lastArrivalAt),
       firstVia: h.firstVia,

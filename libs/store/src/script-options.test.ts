@@ -60,7 +60,7 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
   'feedback-record': { operationKey: 'k', eventId: 'e', source: 'ses', type: 'delivered', rank: '2', hard: '0', now: '1', retentionMs: '1', journalMinId: '0' },
   'imap-cursor-advance': { uidValidity: '1', uid: 1, now: '1' },
   'index-touch': { operationKey: 'k', dueAt: '1' },
-  'message-arrive': { now: '1', via: 'api', retentionMs: '1' },
+  'message-arrive': { now: '1', via: 'api', retentionMs: '1', tenant: 'acme' },
   'digest-join': { now: '1', group: 'g', closeAt: '2', maxItems: '100', maxBytes: '1000', retentionMs: '1', route: 'r', recipient: 'a@x.test', key: '' },
   'digest-close': { mode: 'close', seq: '1', now: '1', group: 'g' },
   'digest-remove': { retentionMs: '1' },

@@ -112,7 +112,8 @@ export interface ScriptOptions {
   };
   'imap-cursor-advance': { uidValidity: string; uid: number; now: Decimal };
   'index-touch': { operationKey: string; dueAt: Decimal };
-  'message-arrive': { now: Decimal; via: string; retentionMs: Decimal };
+  /** tenant: only for a tenant other than the default one (core tenant.ts). */
+  'message-arrive': { now: Decimal; via: string; retentionMs: Decimal; tenant?: string };
   /** closeAt: when a digest opened by this call closes (fixed, aligned or daily; computed in TypeScript). */
   'digest-join': { now: Decimal; group: string; closeAt: Decimal; maxItems: Decimal; maxBytes: Decimal; retentionMs: Decimal; route: string; recipient: string; key: string };
   'digest-close': { mode: 'close' | 'flushed'; seq: Decimal; now: Decimal; group: string };

@@ -15,7 +15,7 @@ describe('buildStory', () => {
   it('puts every step of an in-doubt attempt and its reconciliation on one axis, same-instant steps in the order they happen', () => {
     const story = buildStory({
       key: messageKey,
-      message: { messageKey, firstArrivalAt: T, lastArrivalAt: T + 900, firstVia: 'api', arrivals: 3, via: { api: 2, imap: 1 }, viaFirstAt: { imap: T + 500 }, queuedAt: T + 5, decidedAt: T + 20, trace: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', operations: [opKey], digests: [] },
+      message: { messageKey, tenant: 'default', firstArrivalAt: T, lastArrivalAt: T + 900, firstVia: 'api', arrivals: 3, via: { api: 2, imap: 1 }, viaFirstAt: { imap: T + 500 }, queuedAt: T + 5, decidedAt: T + 20, trace: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', operations: [opKey], digests: [] },
       routes: [{ name: 'other', action: 'notify', channel: 'sms' }, { name: 'orders', action: 'notify', channel: 'webhook' }],
       operations: [
         {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { eventMessageKey } from '@singleshot/core';
 import { carryOutCancel, type CancelPort } from '@singleshot/intake';
-import { Cancellations } from '@singleshot/store';
+import { Cancellations, MessageStore, type MessageCancel } from '@singleshot/store';
 import { keysOf, loadConfigOrExit, replicaWaitsOf, retentionMsOf } from '@singleshot/runtime';
 import { printTable } from '../format';
 import { operatorName } from '../operator';
@@ -72,9 +72,11 @@ async function cancelCommand(opts: CancelOptions): Promise<void> {
     // As at ingest: the answer is definite only once what the cancel wrote is on a replica (none on one Redis).
     const port: CancelPort = {
       store: new Cancellations(redis, keys, { retentionMs: retentionMsOf(config) }),
+      messages: new MessageStore(redis, keys, { retentionMs: retentionMsOf(config) }),
       replicas: replicaWaitsOf(config, redis),
     };
-    const done = await carryOutCancel(port, target, recipients, who);
+    // The CLI is an operator's (it holds the Redis credentials): its targets name no owner, so a cancel is always carried out.
+    const done = (await carryOutCancel(port, target, recipients, who)) as MessageCancel;
     if (opts.json) {
       console.log(JSON.stringify({ by: who.by, operations: done.operations, pending: done.pending }, null, 2));
       return;

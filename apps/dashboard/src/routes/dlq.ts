@@ -5,7 +5,9 @@ import { adminRoute, tagged, type AdminRoute } from '../admin-route';
 import { hexKey, jsonAnswer } from '../admin-schemas';
 import { ApiError } from '../errors';
 import { keyParams } from '../params';
+import type { AdminApiDeps } from '../deps';
 import type { ReplayOutcome } from '../replay';
+import { maySeeMessage, maySeeOperation } from '../tenancy';
 
 const dlqQuerySchema = z.strictObject({
   limit: z.string().regex(/^\d+$/, 'expected a positive integer').transform(Number).pipe(z.int().min(1).max(1000)).optional().meta({ description: '1..1000, default 100' }),
@@ -45,10 +47,37 @@ const deadItem = {
   },
 };
 
-/** `GET /dlq`: dead operations, oldest first. */
+/** The DLQ as an operator sees it: its depth, and its first `upTo` records. */
+async function everyDead(deps: AdminApiDeps, upTo: number, filter: string | undefined) {
+  const [depth, entries] = await Promise.all([deps.queues.dead.getWaitingCount(), listDead(deps.queues, { limit: upTo, ...(filter ? { filter } : {}) })]);
+  return { depth, entries };
+}
+
+/** How many dead records a tenant's view reads through, at most: its depth counts those only. */
+export const TENANT_DLQ_SCAN = 10_000;
+
+/**
+ * The DLQ as a tenant sees it: its own dead records among the first
+ * `TENANT_DLQ_SCAN`, and their number as the depth (the whole queue's depth
+ * would tell it of other tenants' failures).
+ */
+async function tenantDead(deps: AdminApiDeps, tenant: string, filter: string | undefined) {
+  const all = await listDead(deps.queues, { limit: TENANT_DLQ_SCAN, ...(filter ? { filter } : {}) });
+  const owned = await Promise.all(all.map((d) => maySeeMessage(deps, tenant, messageKeyOf(d.job))));
+  const entries = all.filter((_, i) => owned[i]);
+  return { depth: entries.length, entries };
+}
+
+function messageKeyOf(job: unknown): string | undefined {
+  const key = (job as { messageKey?: unknown } | undefined)?.messageKey;
+  return typeof key === 'string' ? key : undefined;
+}
+
+/** `GET /dlq`: dead operations, oldest first (a tenant's own only). */
 const listRoute = adminRoute({
   method: 'GET', path: '/dlq',
   query: dlqQuerySchema,
+  tenants: 'scoped',
   doc: {
     summary: 'Dead operations, oldest first',
     responses: {
@@ -62,13 +91,10 @@ const listRoute = adminRoute({
       ),
     },
   },
-  handle: async (deps, { query: { limit = 100, offset = 0, filter } }) => {
-    const [depth, entries] = await Promise.all([
-      deps.queues.dead.getWaitingCount(),
-      listDead(deps.queues, { limit: offset + limit, ...(filter ? { filter } : {}) }),
-    ]);
+  handle: async (deps, { query: { limit = 100, offset = 0, filter }, tenant }) => {
+    const { depth, entries } = tenant === undefined ? await everyDead(deps, offset + limit, filter) : await tenantDead(deps, tenant, filter);
     const items = await Promise.all(
-      entries.slice(offset).map(async (d) => {
+      entries.slice(offset, offset + limit).map(async (d) => {
         const rendered = d.job as Partial<Record<'recipient' | 'channel' | 'route' | 'messageKey', unknown>>;
         const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
         // The record stays until replayed; the state says where the operation is now.
@@ -101,6 +127,7 @@ const replayed = (result: object, extra: object = {}) => ({
 const replayRoute = adminRoute({
   method: 'POST', path: '/dlq/:key/replay',
   params: keyParams,
+  tenants: 'scoped',
   doc: {
     summary: 'Replay a dead or suppressed operation under the same operation key',
     responses: {
@@ -110,8 +137,8 @@ const replayRoute = adminRoute({
       '409': errorResponse('Still in progress (code `NOT_REPLAYABLE`)'),
     },
   },
-  handle: async (deps, { params: { key }, who }) => {
-    const outcome = await deps.replay(key, { who, via: 'api' });
+  handle: async (deps, { params: { key }, who, tenant }) => {
+    const outcome = (await maySeeOperation(deps, tenant, key)) ? await deps.replay(key, { who, via: 'api' }) : ({ operationKey: key, result: 'not_found' } as const);
     const { status, message } = answerOf(outcome);
     if (status >= 400) throw new ApiError(status, outcome.result === 'not_found' ? 'NOT_FOUND' : 'NOT_REPLAYABLE', `${key}: ${message}`, outcome);
     return { status, body: { ...outcome, message, by: who } };

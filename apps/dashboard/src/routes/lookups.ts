@@ -4,12 +4,14 @@ import { adminRoute, tagged, type AdminRoute } from '../admin-route';
 import { hexKey, jsonAnswer, ref } from '../admin-schemas';
 import { ApiError } from '../errors';
 import { keyParams } from '../params';
+import { maySeeMessage } from '../tenancy';
 import { storyDeps } from './story';
 
 /** `GET /operations/:key`: an operation with its attempts and journal entries (and its DLQ record when dead). */
 const operationRoute = adminRoute({
   method: 'GET', path: '/operations/:key',
   params: keyParams,
+  tenants: 'scoped',
   doc: {
     summary: 'An operation with its attempts, journal entries and DLQ record',
     responses: {
@@ -30,9 +32,9 @@ const operationRoute = adminRoute({
       '404': errorResponse('No such operation (never claimed, or past retention)'),
     },
   },
-  handle: async (deps, { params: { key } }) => {
+  handle: async (deps, { params: { key }, tenant }) => {
     const operation = await deps.operations.get(key);
-    if (!operation) {
+    if (!operation || !(await maySeeMessage(deps, tenant, operation.messageKey))) {
       throw new ApiError(404, 'NOT_FOUND', `no operation ${key} (records are kept for the retention period; an operation appears once a delivery worker claims it)`);
     }
     const [history, journal, deadJob, feedback] = await Promise.all([
@@ -49,6 +51,7 @@ const operationRoute = adminRoute({
 const messageRoute = adminRoute({
   method: 'GET', path: '/messages/:key',
   params: keyParams,
+  tenants: 'scoped',
   doc: {
     summary: 'A message and every operation it fanned out to',
     responses: {
@@ -70,9 +73,9 @@ const messageRoute = adminRoute({
       '404': errorResponse('No such message (past retention)'),
     },
   },
-  handle: async (deps, { params: { key } }) => {
+  handle: async (deps, { params: { key }, tenant }) => {
     const message = await deps.messages.get(key);
-    if (!message) throw new ApiError(404, 'NOT_FOUND', `no message ${key} (records are kept for the retention period)`);
+    if (!message || (tenant !== undefined && message.tenant !== tenant)) throw new ApiError(404, 'NOT_FOUND', `no message ${key} (records are kept for the retention period)`);
     const operations = await Promise.all(
       message.operations.map(async (operationKey) => {
         const record = await deps.operations.get(operationKey);
@@ -88,6 +91,7 @@ const messageRoute = adminRoute({
 const storyRoute = adminRoute({
   method: 'GET', path: '/story/:key',
   params: keyParams,
+  tenants: 'scoped',
   doc: {
     summary: 'The story of a message or operation: every recorded step on one time axis, with the trace id (the page: /admin/story/{key})',
     responses: {
@@ -130,9 +134,9 @@ const storyRoute = adminRoute({
       '404': errorResponse('No such message or operation (or past retention)'),
     },
   },
-  handle: async (deps, { params: { key } }) => {
+  handle: async (deps, { params: { key }, tenant }) => {
     const story = await readStory(storyDeps(deps), key);
-    if (!story) throw new ApiError(404, 'NOT_FOUND', `no message or operation ${key} (records are kept for the retention period)`);
+    if (!story || !(await maySeeMessage(deps, tenant, story.messageKey))) throw new ApiError(404, 'NOT_FOUND', `no message or operation ${key} (records are kept for the retention period)`);
     return { body: story };
   },
 });

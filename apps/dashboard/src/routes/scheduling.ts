@@ -84,6 +84,7 @@ const cancelled = {
 const cancelRoute = adminRoute({
   method: 'POST', path: '/cancellations',
   json: { schema: cancellationBodySchema, name: 'Cancellation' },
+  tenants: 'scoped',
   doc: {
     summary: "Cancel an event, some of its recipients, or every event of a cancellation key (the body of ingest's POST /v1/cancellations)",
     responses: {
@@ -93,13 +94,14 @@ const cancelRoute = adminRoute({
       ),
       '400': errorResponse('Invalid body (`INVALID_REQUEST`), or no target or several (`INVALID_CANCELLATION`)'),
       '403': errorResponse('From another origin (code `CROSS_ORIGIN`): the same guard as a replay'),
-      '404': errorResponse('Cancels are not wired in this dashboard (code `NOT_FOUND`)'),
+      '404': errorResponse('Cancels are not wired in this dashboard, or a tenant\'s key named a message key of no message of its tenant (code `NOT_FOUND`)'),
       '503': errorResponse('Redis did not confirm (code `STORE_UNAVAILABLE`); retry, a cancel is idempotent'),
     },
   },
-  handle: async (deps, { body, who, setHeader }) => {
+  handle: async (deps, { body, who, tenant, setHeader }) => {
     if (!deps.cancel) throw new ApiError(404, 'NOT_FOUND', 'cancels are not wired in this dashboard');
-    const target = cancelTargetOf(body, { ...OPERATOR, name: who });
+    // A tenant's key cancels as it would at ingest: its tenant's events, ids and cancellation keys.
+    const target = cancelTargetOf(body, { ...OPERATOR, name: who, tenant });
     if (target.kind === 'refused') throw new ApiError(target.status, target.code, target.message);
     const by = `dashboard:${who}`;
     let done;
@@ -111,6 +113,7 @@ const cancelRoute = adminRoute({
       setHeader('retry-after', '1');
       throw new ApiError(503, 'STORE_UNAVAILABLE', 'the cancel could not be carried out; retry (it is idempotent)');
     }
+    if (!done) throw new ApiError(404, 'NOT_FOUND', `no message ${body.messageKey ?? ''} (records are kept for the retention period)`);
     return { body: { operations: done.operations, pending: done.pending, by } };
   },
 });

@@ -1,7 +1,9 @@
 import { Router, type Response } from 'express';
 import { readStory, type StoryReaderDeps } from '@singleshot/story';
 import type { AdminApiDeps } from '../deps';
+import { principalOf } from '../auth';
 import { hexKeySchema } from '../params';
+import { maySeeMessage } from '../tenancy';
 import { problemPage, searchPage, storyPage } from '../story-page';
 
 /** The story's reads from the admin API's stores and the DLQ. */
@@ -40,7 +42,7 @@ export function storyRoutes(deps: AdminApiDeps): Router {
     const key = String(req.params.key).toLowerCase();
     if (!hexKeySchema.safeParse(key).success) return html(res, 400, problemPage('Not a key', `"${key}" is not a message or operation key: a key is 64 hex characters (a sha256 digest).`, key));
     const story = await readStory(reads, key);
-    if (!story) return html(res, 404, problemPage('Not found', `No message or operation ${key}: records are kept for the retention period, and an operation appears once a delivery worker claims it.`, key));
+    if (!story || !(await maySeeMessage(deps, principalOf(res).tenant, story.messageKey))) return html(res, 404, problemPage('Not found', `No message or operation ${key}: records are kept for the retention period, and an operation appears once a delivery worker claims it.`, key));
     html(res, 200, storyPage(story));
   });
   return router;

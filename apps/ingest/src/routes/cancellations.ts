@@ -33,6 +33,7 @@ export function cancellationsRoute(ctx: IngestContext): IngestRoute {
         '400': errorResponse('`INVALID_JSON`, `INVALID_CANCELLATION`'),
         ...intakeErrors,
         '403': errorResponse('`CANCEL_NOT_ALLOWED`: the key may not cancel this target'),
+        '404': errorResponse('`NOT_FOUND`: a key bound to a tenant named a message key that is not one of its tenant\'s messages'),
       },
     },
   });
@@ -45,7 +46,7 @@ async function postCancellation(ctx: IngestContext, res: ServerResponse, request
   const target = cancelTargetOf(body, producer);
   if (target.kind === 'refused') return sendError(res, target.status, target.code, target.message);
   const who = { by: producer.name, reason: body.reason };
-  let done: MessageCancel;
+  let done: MessageCancel | undefined;
   try {
     done = await carryOutCancel(cancels, target, body.recipients, who);
   } catch (err) {
@@ -58,6 +59,8 @@ async function postCancellation(ctx: IngestContext, res: ServerResponse, request
     ctx.logger.warn({ event: 'cancel_store_unavailable', err: { code: (err as { code?: unknown }).code, message: (err as Error).message } }, 'cancel not carried out: Redis unavailable');
     return sendError(res, 503, 'STORE_UNAVAILABLE', 'the cancel could not be carried out; retry (it is idempotent)');
   }
+  // Another tenant's message answers as one that does not exist: its existence is not this key's to learn.
+  if (!done) return sendError(res, 404, 'NOT_FOUND', `no message ${body.messageKey ?? ''} of tenant "${producer.tenant ?? ''}"`);
   for (const outcome of cancelOutcomeLabels(done)) ctx.metrics.cancellations.inc({ outcome });
   ctx.logger.info(
     { event: 'cancel_received', by: producer.name, target: target.kind, operations: done.operations.length, pending: done.pending },

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { eventMessageKey } from '@singleshot/core';
+import { eventMessageKey, tenantKey } from '@singleshot/core';
 import { errorResponse } from '@singleshot/observability';
 import { sendError } from '@singleshot/http';
 import { tracingOn } from '@singleshot/tracing';
@@ -10,6 +10,7 @@ import { mayPost } from '../producer-auth';
 import { acceptEvent, answerAccepted } from './answer';
 import { eventBodySchema, type EventBody } from './event-body';
 import { recipientsOf, sendAtOf } from './event-timing';
+import { tenantField } from '../tenant-field';
 
 /**
  * `POST /v1/events`, the producers' hot path: the body is validated against
@@ -65,7 +66,8 @@ async function postEvent(ctx: IngestContext, res: ServerResponse, request: Route
     ctx.counters.received(ctx.sourceLabel(event.source), 'invalid');
     return sendError(res, 400, timing.code, timing.message);
   }
-  const messageKey = eventMessageKey(event.source, id);
+  // A key bound to a tenant posts that tenant's events: same source and id, another tenant's message.
+  const messageKey = tenantKey(key.tenant, eventMessageKey(event.source, id));
   await answerAccepted(
     ctx,
     res,
@@ -75,6 +77,7 @@ async function postEvent(ctx: IngestContext, res: ServerResponse, request: Route
       via: 'api',
       input: {
         kind: 'event',
+        ...tenantField(key.tenant),
         source: event.source,
         eventId: id,
         type: event.type,

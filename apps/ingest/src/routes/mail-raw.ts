@@ -34,7 +34,7 @@ export function rawMailRoute(ctx: IngestContext): IngestRoute {
       }
       const parsed = await parseRawMail(raw, { mailboxId, maxBytes: ctx.maxMailBytes });
       // The one way in for every mail path: counted and keyed like webhook and IMAP mail.
-      await answerAccepted(ctx, res, parsed.messageKey, acceptMail(ctx, parsed, 'mail-raw'));
+      await answerAccepted(ctx, res, parsed.messageKey, acceptMail(ctx, parsed, 'mail-raw', producer.tenant));
     },
     doc: {
       tags: ['intake'],

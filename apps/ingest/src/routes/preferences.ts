@@ -6,6 +6,7 @@ import { sendError, sendJson } from '@singleshot/http';
 import type { OptOut, Suppressions } from '@singleshot/store';
 import { jsonRoute, rawRoute, type IngestRoute } from '../http/route';
 import { intakeErrors } from '../openapi-parts';
+import { refuseTenantKey } from '../producer-auth';
 
 /** What the preferences routes need. */
 export interface PreferencesDeps {
@@ -45,8 +46,9 @@ const preferencesSchema = {
     version: { type: 'integer', description: 'Changes with every write of the opt-outs (0 before the first)' },
   },
 };
-// A producer key's `sources` do not bound preferences: no 403 here.
-const { '403': _sourceNotAllowed, ...authErrors } = intakeErrors;
+// A producer key's `sources` do not bound preferences; its tenant does.
+const { '403': _sourceNotAllowed, ...intakeAuthErrors } = intakeErrors;
+const authErrors = { ...intakeAuthErrors, '403': errorResponse('`TENANT_NOT_ALLOWED`: the key is bound to a tenant, and preferences are kept for every tenant') };
 const answer = { description: 'The recipient\'s opt-outs', content: { 'application/json': { schema: preferencesSchema } } };
 const recipientParameter = { name: 'recipient', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 512 }, description: 'An address, phone number or id (percent-encoded)' };
 // Controls would let a recipient forge a log line or a key: refused like the decision refuses them.
@@ -78,7 +80,8 @@ export function preferencesRoutes(deps: PreferencesDeps): IngestRoute[] {
     method: 'GET',
     path: '/v1/preferences/:recipient',
     gate: 'producer',
-    handle: async ({ params }, res) => {
+    handle: async ({ params, producer }, res) => {
+      if (refuseTenantKey(producer, res, 'recipients\' preferences')) return;
       const recipient = recipientOf(params.recipient);
       if (!recipient) return sendError(res, 400, 'INVALID_PREFERENCES', 'the recipient is empty, longer than 512 characters or holds control characters');
       try {
@@ -107,6 +110,7 @@ export function preferencesRoutes(deps: PreferencesDeps): IngestRoute[] {
       invalid: { code: 'INVALID_PREFERENCES', message: 'the preferences are invalid' },
     },
     handle: async ({ params, body, producer }, res) => {
+      if (refuseTenantKey(producer, res, 'recipients\' preferences')) return;
       const recipient = recipientOf(params.recipient);
       if (!recipient) return sendError(res, 400, 'INVALID_PREFERENCES', 'the recipient is empty, longer than 512 characters or holds control characters');
       const by = `producer:${producer?.name ?? 'anonymous'}`;

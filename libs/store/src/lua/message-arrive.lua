@@ -12,6 +12,8 @@
       now          ms
       via          the channel that brought it: api, mail-raw, imap, mailgun, …
       retentionMs  record expiry (at least this long past the last arrival; include/retain.lua)
+      tenant       the tenant of the producer key that posted it, kept with the first arrival
+                   (absent for the default tenant: such a record is as it always was)
 
     the number of documents that follow (0)
 
@@ -44,8 +46,13 @@ local function arriveOne(K, o)
     if viaCount == '1' then redis.call('HSET', key, 'at:' .. o.via, now) end
   else
     first, firstArrivalAt = 1, now
-    redis.call('HSET', key, 'firstArrivalAt', now, 'firstVia', o.via, 'arrivals', arrivals, viaField, viaCount,
-      'lastArrivalAt', now)
+    if o.tenant then
+      redis.call('HSET', key, 'firstArrivalAt', now, 'firstVia', o.via, 'arrivals', arrivals, viaField, viaCount,
+        'lastArrivalAt', now, 'tenant', o.tenant)
+    else
+      redis.call('HSET', key, 'firstArrivalAt', now, 'firstVia', o.via, 'arrivals', arrivals, viaField, viaCount,
+        'lastArrivalAt', now)
+    end
   end
   if first == 1 then retainNew(key, o.retentionMs) else retain(key, o.retentionMs) end
   return { first, h[2] and 1 or 0, firstArrivalAt, arrivals }
