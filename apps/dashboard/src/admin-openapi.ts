@@ -9,7 +9,7 @@ import { SUPPRESSION_SCHEMAS } from './routes/suppressions';
 const COMMON = {
   '400': errorResponse('Invalid path, query or body (code `INVALID_REQUEST`; details list the problems)'),
   '401': errorResponse('No valid credentials (code `UNAUTHORIZED`); a `WWW-Authenticate` challenge accompanies it'),
-  '403': errorResponse('The credentials are valid but may not use this endpoint, or a state change from another origin (code `CROSS_ORIGIN`)'),
+  '403': errorResponse('The credentials are valid but may not use this endpoint (code `TENANT_NOT_ALLOWED`: a tenant\'s key, on what every tenant shares), or a state change from another origin (code `CROSS_ORIGIN`)'),
   '500': errorResponse('Internal error'),
 };
 

@@ -78,9 +78,10 @@ export const RECORD_SCHEMAS: OpenApiJson = {
   },
   Message: {
     type: 'object',
-    required: ['messageKey', 'arrivals', 'via', 'viaFirstAt', 'operations', 'digests'],
+    required: ['messageKey', 'tenant', 'arrivals', 'via', 'viaFirstAt', 'operations', 'digests'],
     properties: {
       messageKey: hexKey,
+      tenant: { type: 'string', description: 'The tenant whose producer key posted it (`default` without one; docs/tenants.md)' },
       firstArrivalAt: { type: 'number' },
       lastArrivalAt: { type: 'number' },
       firstVia: { type: 'string' },

@@ -1,5 +1,4 @@
 import { sha256Hex } from './hash';
-import type { IngestInput } from './types';
 
 /**
  * Tenants (docs/tenants.md): the customers one deployment sends for. A
@@ -24,7 +23,3 @@ export function tenantKey(tenant: string | undefined, key: string): string {
   return tenant === undefined || tenant === DEFAULT_TENANT ? key : sha256Hex(`${tenant}/${key}`);
 }
 
-/** The tenant a message belongs to, from its input (absent: the default tenant). */
-export function tenantOf(input: Pick<IngestInput, 'tenant'>): string {
-  return input.tenant ?? DEFAULT_TENANT;
-}

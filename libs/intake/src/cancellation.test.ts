@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { eventMessageKey } from '@singleshot/core';
+import { eventMessageKey, tenantKey } from '@singleshot/core';
 import type { MessageCancel } from '@singleshot/store';
 import { cancelOutcomeLabels, cancelTargetOf, cancellationBodySchema } from './cancellation';
 
@@ -33,6 +33,20 @@ describe('cancelTargetOf', () => {
     expect(cancelTargetOf(body({ source: 'billing', id: 'e1' }), shopOnly)).toMatchObject({ kind: 'refused', status: 403, code: 'CANCEL_NOT_ALLOWED' });
     expect(cancelTargetOf(body({ source: 'billing', cancellationKey: 'k' }), shopOnly)).toMatchObject({ kind: 'refused', status: 403 });
     expect(cancelTargetOf(body({ messageKey }), two)).toMatchObject({ kind: 'refused', status: 403, code: 'CANCEL_NOT_ALLOWED' });
+  });
+});
+
+describe('cancelTargetOf with a key bound to a tenant', () => {
+  // Its ids and cancellation keys are its tenant's own; a message key must be one of its tenant's.
+  const acme = { name: 'acme', sources: undefined, tenant: 'acme' };
+  it("resolves ids and cancellation keys in the tenant's own names", () => {
+    expect(cancelTargetOf(body({ source: 'shop', id: 'e1' }), acme)).toEqual({ kind: 'message', messageKey: tenantKey('acme', eventMessageKey('shop', 'e1')) });
+    expect(tenantKey('acme', eventMessageKey('shop', 'e1'))).not.toBe(eventMessageKey('shop', 'e1'));
+    expect(cancelTargetOf(body({ source: 'shop', cancellationKey: 'o-7' }), acme)).toEqual({ kind: 'key', source: 'shop', cancellationKey: 'o-7', tenant: 'acme' });
+  });
+
+  it('names the owner a message key must have', () => {
+    expect(cancelTargetOf(body({ messageKey }), acme)).toEqual({ kind: 'message', messageKey, owner: 'acme' });
   });
 });
 
