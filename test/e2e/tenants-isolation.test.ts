@@ -58,6 +58,10 @@ beforeAll(async () => {
       ],
     },
     dashboard: { auth: { username: 'admin', password: 'tenants-test-password' } },
+    mailboxes: [
+      { id: 'acme-box', owner: 'owner@acme.test', tenant: 'acme' },
+      { id: 'globex-box', owner: 'owner@globex.test', tenant: 'globex' },
+    ],
     routes: [
       { name: 'orders', match: { source: 'shop' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { text: 'Order' } },
       { name: 'reminders', match: { source: 'billing' }, action: 'notify', channel: 'webhook', recipients: 'event', delay: '1h', template: { text: 'Pay' } },
@@ -107,6 +111,29 @@ describe('identity per tenant', () => {
     expect((await rt.messages.get(messageOf('acme', 'shop', 'o-1')))?.tenant).toBe('acme');
     // The same event again from the same tenant is a duplicate of its own.
     expect((await event(KEYS.acme, 'shop', 'o-1', 'a@x.test')).body).toMatchObject({ status: 'duplicate' });
+  });
+});
+
+describe("a tenant's mailbox", () => {
+  const mail = (n: number) => `Message-ID: <m-${n}@x.test>\r\nFrom: a@x.test\r\nTo: b@x.test\r\nSubject: s\r\nDate: Mon, 7 Dec 2026 10:00:00 +0000\r\n\r\nbody\r\n`;
+  const raw = (key: string, mailbox: string, n: number) =>
+    fetch(`${ingest}/v1/mail/inbound?mailbox=${mailbox}`, { method: 'POST', headers: { ...bearer(key), 'content-type': 'message/rfc822' }, body: mail(n) });
+
+  it("takes its own tenant's key and a key without a tenant, and its mail is its tenant's", async () => {
+    const own = (await (await raw(KEYS.acme, 'acme-box', 1)).json()) as { messageKey: string };
+    expect((await rt.messages.get(own.messageKey))?.tenant).toBe('acme');
+    const unbound = (await (await raw(KEYS.unbound, 'globex-box', 2)).json()) as { messageKey: string };
+    expect((await rt.messages.get(unbound.messageKey))?.tenant).toBe('globex');
+  });
+
+  it("answers another tenant's key as a mailbox that does not exist", async () => {
+    const theirs = await raw(KEYS.acme, 'globex-box', 3);
+    const none = await raw(KEYS.acme, 'no-such-box', 3);
+    expect(theirs.status).toBe(404);
+    expect(none.status).toBe(404);
+    const [a, b] = [(await theirs.json()) as { error: { code: string; message: string } }, (await none.json()) as { error: { code: string; message: string } }];
+    expect(a.error.code).toBe('UNKNOWN_MAILBOX');
+    expect(a.error.message.replace('globex-box', '')).toBe(b.error.message.replace('no-such-box', ''));
   });
 });
 

@@ -13,6 +13,8 @@ export interface IngestContext {
   /** The per-request metrics above through cached label children (the hot path uses these). */
   counters: IngestCounters;
   mailboxIds: Set<string>;
+  /** Each mailbox's tenant (its config's `tenant`), by mailbox id; a mailbox not here is the default tenant's. */
+  mailboxTenants: ReadonlyMap<string, string>;
   /** Producer authentication (API keys, HMAC signature, or anonymous on loopback). */
   auth: ProducerAuth;
   limits: { maxRequestsInFlight: number; maxJsonDepth: number };

@@ -1,8 +1,7 @@
 import type { ParsedMail } from '@singleshot/mail';
 import type { AcceptResult } from '@singleshot/intake';
-import { tenantKey } from '@singleshot/core';
+import { tenantField, tenantKey } from '@singleshot/core';
 import type { IngestContext } from './context';
-import { tenantField } from './tenant-field';
 
 /**
  * The one way every mail path (raw MIME, provider webhooks, IMAP) hands a

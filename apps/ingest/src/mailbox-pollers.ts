@@ -40,7 +40,7 @@ export async function startMailboxPollers(rt: IngestRuntime, ctx: IngestContext,
     cursor: new ImapCursorStore(rt.redis, rt.keys),
     handOver: async (raw, meta) => {
       const parsed = await parseImapMail(raw, meta);
-      return acceptMail(ctx, parsed, 'imap');
+      return acceptMail(ctx, parsed, 'imap', ctx.mailboxTenants.get(parsed.input.mailboxId));
     },
     logger,
     onLag: (mailboxId, seconds) => metrics.imapPollLag.set({ mailbox: mailboxId }, seconds),

@@ -1,4 +1,4 @@
-import { SingleshotError, eventMessageKey, sha256Hex } from '@singleshot/core';
+import { SingleshotError, eventMessageKey, sha256Hex, tenantField, tenantKey } from '@singleshot/core';
 import type { AcceptResult } from '@singleshot/intake';
 import type { Logger } from '@singleshot/observability';
 import type { DeadJobData } from '@singleshot/queues';
@@ -27,7 +27,9 @@ export interface Origin {
 
 export interface HandOffDeps {
   /** The acceptance ingest uses (libs/intake Acceptor). */
-  accept(message: { messageKey: string; via: string; input: { kind: 'event'; source: string; eventId: string; type: string; recipients?: string[]; data: Record<string, unknown> } }): Promise<AcceptResult>;
+  accept(message: { messageKey: string; via: string; input: { kind: 'event'; tenant?: string; source: string; eventId: string; type: string; recipients?: string[]; data: Record<string, unknown> } }): Promise<AcceptResult>;
+  /** Each source's tenant (its config's `tenant`), by source name; a source not here is the default tenant's. */
+  tenants?: ReadonlyMap<string, string>;
   /** Writes a DLQ record (queue `dead`). */
   addDead(record: DeadJobData): Promise<void>;
   metrics: RelayMetrics;
@@ -75,12 +77,13 @@ export class HandOff {
   }
 
   private async acceptEvent(name: string, event: Extract<Derived, { ok: true }>['event']): Promise<Outcome> {
-    const messageKey = eventMessageKey(event.source, event.id);
+    const tenant = this.deps.tenants?.get(name);
     const result = await this.deps.accept({
-      messageKey,
+      messageKey: tenantKey(tenant, eventMessageKey(event.source, event.id)),
       via: `source:${name}`,
       input: {
         kind: 'event',
+        ...tenantField(tenant),
         source: event.source,
         eventId: event.id,
         type: event.type,

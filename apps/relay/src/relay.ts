@@ -59,6 +59,7 @@ export async function startRelay(rt: RelayRuntime, sources: readonly SourceConfi
   const handOff = new HandOff({
     accept: (message) => acceptor.accept(message),
     addDead: (record) => addDead(rt.queues.dead, record),
+    tenants: new Map(sources.flatMap((s) => (s.tenant === undefined ? [] : [[s.name, s.tenant] as const]))),
     metrics,
     logger,
   });

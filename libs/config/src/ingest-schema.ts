@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { TENANT_ID } from '@singleshot/core';
-import { identifier, listenPort, nonEmpty, positiveInt } from './primitives';
+import { identifier, listenPort, nonEmpty, positiveInt, tenantId } from './primitives';
 
 /**
  * One producer API key (`Authorization: Bearer <key>`). The key itself comes
@@ -22,9 +21,7 @@ export const apiKeySchema = z
       .array(nonEmpty)
       .min(1, 'name at least one source (or "*")')
       .describe('The event `source`s this key may post (`mail` for raw MIME); `"*"` allows every source.'),
-    tenant: z
-      .string()
-      .regex(TENANT_ID, 'expected a tenant id: lower-case letters, digits, _ and -, at most 64')
+    tenant: tenantId
       .optional()
       .describe(
         'The tenant this key posts for (docs/tenants.md): its events are that tenant\'s, and the key reads, cancels and replays only that tenant\'s messages and operations, in the admin API too. Unset: the default tenant, as a deployment without tenants.',

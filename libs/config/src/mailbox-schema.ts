@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { identifier, nonEmpty, positiveInt, remotePort } from './primitives';
+import { identifier, nonEmpty, positiveInt, remotePort, tenantId } from './primitives';
 
 /** IMAP polling for one mailbox. */
 export const imapSchema = z
@@ -34,6 +34,9 @@ export const imapSchema = z
 export const mailboxSchema = z.strictObject({
   id: identifier.describe('Mailbox id: the `mailbox` of routes and of `POST /v1/mail/inbound?mailbox=<id>`.'),
   owner: z.email().describe('Who `recipients: owner` (and `notify_owner`) notifies.'),
+  tenant: tenantId
+    .optional()
+    .describe('The tenant its mail belongs to, however it arrives (docs/tenants.md); only a key of that tenant, or one without a tenant, may post to it. Unset: the default tenant, or the posting key\'s.'),
   imap: imapSchema
     .optional()
     .describe('IMAP polling of this mailbox; without it the mailbox is fed only by inbound webhooks.'),

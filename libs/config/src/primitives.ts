@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TENANT_ID } from '@singleshot/core';
 
 /**
  * Small schema building blocks shared by the config sections. Every object is
@@ -30,6 +31,9 @@ export const httpUrl = z.url({ protocol: /^https?$/, error: 'Invalid URL' });
 export const identifier = z
   .string()
   .regex(/^[A-Za-z0-9_.-]+$/, 'may contain only letters, digits, "_", "." and "-"');
+
+/** A tenant id (docs/tenants.md): lower-case letters, digits, `_` and `-`, at most 64. */
+export const tenantId = z.string().regex(TENANT_ID, 'expected a tenant id: lower-case letters, digits, _ and -, at most 64');
 
 /** A JavaScript regular expression source; compiled here so a bad one fails at start, not per message. */
 export const regexSource = z.string().superRefine((source, ctx) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { identifier, nonEmpty, positiveInt } from './primitives';
+import { identifier, nonEmpty, positiveInt, tenantId } from './primitives';
 
 /**
  * `sources:` — where events are born (docs/sources.md). Each entry is read by
@@ -56,6 +56,7 @@ const common = {
     .refine((s) => s !== 'mail', 'source "mail" is reserved for mail ingestion')
     .describe('The `source` of every event this source reads (what routes match on).'),
   id: eventIdSchema.prefault({ from: 'json' }),
+  tenant: tenantId.optional().describe('The tenant every event this source reads belongs to (docs/tenants.md). Unset: the default tenant.'),
   mapping: sourceMappingSchema.prefault({}),
   concurrency: positiveInt.max(10_000).default(64).describe('Messages in acceptance at once (and the prefetch of brokers that have one).'),
 };
@@ -74,6 +75,7 @@ export const redisStreamSourceSchema = z.strictObject({
 export const postgresOutboxSourceSchema = z.strictObject({
   type: z.literal('postgres-outbox').describe('A transactional outbox table (libs/outbox) in PostgreSQL.'),
   name: common.name,
+  tenant: common.tenant,
   url: z.url({ protocol: /^postgres(ql)?$/, error: 'Invalid URL: expected postgres://' }).describe('The PostgreSQL holding the outbox.'),
   urlFile: nonEmpty.optional().describe('A file holding `url` (a Docker or Kubernetes secret), so the credentials in it stay out of the config file.'),
   table: z

@@ -23,3 +23,14 @@ export function tenantKey(tenant: string | undefined, key: string): string {
   return tenant === undefined || tenant === DEFAULT_TENANT ? key : sha256Hex(`${tenant}/${key}`);
 }
 
+
+/**
+ * The `tenant` field of a message's input: absent for the default tenant, so
+ * a deployment without tenants sends the decide jobs it always did.
+ */
+export function tenantField(tenant: string | undefined): { tenant?: string } {
+  return tenant === undefined || tenant === DEFAULT_TENANT ? NONE : { tenant };
+}
+
+// One shared empty object: the default tenant's events allocate nothing for it.
+const NONE: { tenant?: string } = Object.freeze({});

@@ -48,6 +48,14 @@ describe('cancelTargetOf with a key bound to a tenant', () => {
   it('names the owner a message key must have', () => {
     expect(cancelTargetOf(body({ messageKey }), acme)).toEqual({ kind: 'message', messageKey, owner: 'acme' });
   });
+
+  it('may name its own tenant, never another; an asker without one may name any', () => {
+    expect(cancelTargetOf(body({ source: 'shop', id: 'e1', tenant: 'acme' }), acme)).toEqual({ kind: 'message', messageKey: tenantKey('acme', eventMessageKey('shop', 'e1')) });
+    expect(cancelTargetOf(body({ source: 'shop', id: 'e1', tenant: 'globex' }), acme)).toMatchObject({ kind: 'refused', status: 403, code: 'CANCEL_NOT_ALLOWED' });
+    expect(cancelTargetOf(body({ source: 'shop', id: 'e1', tenant: 'globex' }), any)).toEqual({ kind: 'message', messageKey: tenantKey('globex', eventMessageKey('shop', 'e1')) });
+    expect(cancelTargetOf(body({ source: 'shop', cancellationKey: 'k', tenant: 'globex' }), any)).toEqual({ kind: 'key', source: 'shop', cancellationKey: 'k', tenant: 'globex' });
+    expect(() => body({ source: 'shop', id: 'e1', tenant: 'Not/A/Tenant' })).toThrow();
+  });
 });
 
 describe('cancelOutcomeLabels', () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { eventMessageKey, normalizeRecipient, tenantKey } from '@singleshot/core';
+import { TENANT_ID, eventMessageKey, normalizeRecipient, tenantKey } from '@singleshot/core';
 import type { CancelBy, Cancellations, MessageCancel, MessageStore, ReplicaWaits } from '@singleshot/store';
 
 /**
@@ -13,6 +13,11 @@ export const cancellationBodySchema = z.object({
   source: z.string().min(1).max(200).optional(),
   id: z.string().min(1).max(512).optional(),
   cancellationKey: z.string().min(1).max(200).optional(),
+  tenant: z
+    .string()
+    .regex(TENANT_ID, 'expected a tenant id')
+    .optional()
+    .meta({ description: "Whose event or cancellation key it is (docs/tenants.md): for an operator or a key without a tenant; a key bound to a tenant may name its own only. Default: the asker's tenant." }),
   recipients: z.array(z.string().trim().min(1).max(512)).min(1).max(1000).optional().meta({ description: 'Cancel only these recipients (default: all).' }),
   reason: z.string().max(500).default(''),
 });
@@ -42,9 +47,16 @@ export type CancelTarget =
 /**
  * Resolves a cancel's target. A message key does not say its source, so only
  * an asker that may cancel any source may name one; a key limited to one
- * source implies it.
+ * source implies it. Ids and cancellation keys are the asker's tenant's, or
+ * those of the `tenant` an asker without one names; a key bound to a tenant
+ * may name no other.
  */
-export function cancelTargetOf(body: CancellationBody, scope: CancelScope): CancelTarget {
+export function cancelTargetOf(body: CancellationBody, asker: CancelScope): CancelTarget {
+  if (asker.tenant !== undefined && body.tenant !== undefined && body.tenant !== asker.tenant) {
+    return { kind: 'refused', status: 403, code: 'CANCEL_NOT_ALLOWED', message: `key "${asker.name}" is bound to tenant "${asker.tenant}" and may not name another` };
+  }
+  // The tenant whose names the body uses: a bound key's own, or the one an operator names.
+  const scope = { ...asker, tenant: asker.tenant ?? body.tenant };
   const named = [body.messageKey !== undefined, body.id !== undefined, body.cancellationKey !== undefined].filter(Boolean).length;
   if (named !== 1) return { kind: 'refused', status: 400, code: 'INVALID_CANCELLATION', message: 'give exactly one of messageKey, source + id, or cancellationKey' };
   if (body.messageKey !== undefined) {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { eventMessageKey } from '@singleshot/core';
+import { TENANT_ID, eventMessageKey, tenantKey } from '@singleshot/core';
 import { carryOutCancel, type CancelPort } from '@singleshot/intake';
 import { Cancellations, MessageStore, type MessageCancel } from '@singleshot/store';
 import { keysOf, loadConfigOrExit, replicaWaitsOf, retentionMsOf } from '@singleshot/runtime';
@@ -13,6 +13,7 @@ export interface CancelOptions {
   id?: string;
   message?: string;
   key?: string;
+  tenant?: string;
   recipient?: string[];
   reason?: string;
   by?: string;
@@ -23,7 +24,7 @@ export interface CancelOptions {
 /** What a cancel names, or why the command line names nothing usable. */
 export type CliCancelTarget =
   | { kind: 'message'; messageKey: string }
-  | { kind: 'key'; source: string; cancellationKey: string }
+  | { kind: 'key'; source: string; cancellationKey: string; tenant?: string }
   | { kind: 'usage'; message: string };
 
 const MESSAGE_KEY = /^[0-9a-f]{64}$/i;
@@ -32,9 +33,13 @@ const MESSAGE_KEY = /^[0-9a-f]{64}$/i;
  * The one target of a cancel, as `POST /v1/cancellations` takes it: a message
  * key, an event by source and id, or a source's cancellation key. The
  * operator may name any source (the CLI holds Redis' own credentials), but a
- * source must go with an id or a key, and a message key with neither.
+ * source must go with an id or a key, and a message key with neither. Ids
+ * and cancellation keys are `--tenant`'s (docs/tenants.md), by default the
+ * default tenant's.
  */
-export function cancelTargetOf(opts: Pick<CancelOptions, 'source' | 'id' | 'message' | 'key'>): CliCancelTarget {
+export function cancelTargetOf(opts: Pick<CancelOptions, 'source' | 'id' | 'message' | 'key' | 'tenant'>): CliCancelTarget {
+  if (opts.tenant !== undefined && !TENANT_ID.test(opts.tenant)) return { kind: 'usage', message: `"${opts.tenant}" is not a tenant id: lower-case letters, digits, _ and -, at most 64` };
+  if (opts.tenant !== undefined && opts.message !== undefined) return { kind: 'usage', message: '--message names a message already: leave out --tenant' };
   const named = [opts.message, opts.id, opts.key].filter((v) => v !== undefined).length;
   if (named !== 1) return { kind: 'usage', message: 'give exactly one target: --message KEY, --source S --id ID, or --source S --key CANCELLATION_KEY' };
   if (opts.message !== undefined) {
@@ -47,10 +52,10 @@ export function cancelTargetOf(opts: Pick<CancelOptions, 'source' | 'id' | 'mess
   if (!source) return { kind: 'usage', message: `--${opts.id !== undefined ? 'id' : 'key'} needs --source: ids and cancellation keys belong to one source` };
   if (opts.id !== undefined) {
     if (opts.id === '') return { kind: 'usage', message: '--id must not be empty' };
-    return { kind: 'message', messageKey: eventMessageKey(source, opts.id) };
+    return { kind: 'message', messageKey: tenantKey(opts.tenant, eventMessageKey(source, opts.id)) };
   }
   if (!opts.key) return { kind: 'usage', message: '--key must not be empty' };
-  return { kind: 'key', source, cancellationKey: opts.key };
+  return { kind: 'key', source, cancellationKey: opts.key, ...(opts.tenant !== undefined ? { tenant: opts.tenant } : {}) };
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -104,6 +109,7 @@ export function registerCancel(program: Command): void {
     .option('--id <id>', "the event's id (with --source)")
     .option('--message <key>', 'a message key (64 hex characters)')
     .option('--key <cancellationKey>', 'a cancellation key of --source: every event that carries it, now and for the retention period')
+    .option('--tenant <tenant>', "the tenant whose event id or cancellation key it is (docs/tenants.md; default: the default tenant's)")
     .option('--recipient <recipient>', 'cancel only this recipient (repeat for several; default: all)', collect)
     .option('--reason <text>', 'why, for the journal')
     .option('--by <name>', 'who cancels, for the journal (default: user@host); recorded as cli:<name>')

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { eventMessageKey, tenantKey } from '@singleshot/core';
+import { eventMessageKey, tenantField, tenantKey } from '@singleshot/core';
 import { errorResponse } from '@singleshot/observability';
 import { sendError } from '@singleshot/http';
 import { tracingOn } from '@singleshot/tracing';
@@ -10,7 +10,6 @@ import { mayPost } from '../producer-auth';
 import { acceptEvent, answerAccepted } from './answer';
 import { eventBodySchema, type EventBody } from './event-body';
 import { recipientsOf, sendAtOf } from './event-timing';
-import { tenantField } from '../tenant-field';
 
 /**
  * `POST /v1/events`, the producers' hot path: the body is validated against

@@ -24,7 +24,9 @@ export function rawMailRoute(ctx: IngestContext): IngestRoute {
       }
       const mailboxId = typeof query.mailbox === 'string' ? query.mailbox : '';
       if (!mailboxId) return sendError(res, 400, 'MISSING_MAILBOX', 'the mailbox query parameter is required (?mailbox=ID)');
-      if (!ctx.mailboxIds.has(mailboxId)) {
+      // A mailbox of another tenant is not this key's to know of.
+      const mailboxTenant = ctx.mailboxTenants.get(mailboxId);
+      if (!ctx.mailboxIds.has(mailboxId) || (mailboxTenant !== undefined && producer.tenant !== undefined && mailboxTenant !== producer.tenant)) {
         ctx.metrics.eventsReceived.inc({ source: 'mail', result: 'invalid' });
         return sendError(res, 404, 'UNKNOWN_MAILBOX', `mailbox "${mailboxId}" is not configured`);
       }
@@ -34,7 +36,7 @@ export function rawMailRoute(ctx: IngestContext): IngestRoute {
       }
       const parsed = await parseRawMail(raw, { mailboxId, maxBytes: ctx.maxMailBytes });
       // The one way in for every mail path: counted and keyed like webhook and IMAP mail.
-      await answerAccepted(ctx, res, parsed.messageKey, acceptMail(ctx, parsed, 'mail-raw', producer.tenant));
+      await answerAccepted(ctx, res, parsed.messageKey, acceptMail(ctx, parsed, 'mail-raw', mailboxTenant ?? producer.tenant));
     },
     doc: {
       tags: ['intake'],
@@ -44,7 +46,7 @@ export function rawMailRoute(ctx: IngestContext): IngestRoute {
       responses: {
         '202': accepted,
         '400': errorResponse('`MISSING_MAILBOX`, `EMPTY_MAIL`, or mail that cannot be parsed'),
-        '404': errorResponse('`UNKNOWN_MAILBOX`: no such mailbox configured'),
+        '404': errorResponse('`UNKNOWN_MAILBOX`: no such mailbox configured (or one of another tenant than the key\'s)'),
         ...intakeErrors,
       },
     },
