@@ -233,3 +233,20 @@ describe("a tenant's key on another tenant's data", () => {
     expect((await call(`${admin}/admin/api/messages/${theirs.message}`, { headers: bearer(KEYS.unbound) })).status).toBe(401);
   });
 });
+
+describe('per-tenant counts', () => {
+  // Runs last: every arrival above is in. A duplicate is counted as one, never as a message the tenant is charged for.
+  it('counts accepted messages, duplicates and sends by tenant', async () => {
+    const messages = (tenant: string, result: string) => fleet.metric('singleshot_tenant_messages_total', { tenant, result });
+    // Four events each, and one mail to each tenant's mailbox; acme posted its first order twice.
+    expect(await messages('acme', 'accepted')).toBe(5);
+    expect(await messages('acme', 'duplicate')).toBe(1);
+    expect(await messages('globex', 'accepted')).toBe(5);
+    expect(await messages('globex', 'duplicate')).toBe(0);
+    // One order sent each; the refused one is dead and the reminders wait an hour. The worker counts a
+    // send once its commit answered, a moment after the test can see the operation sent.
+    for (const tenant of ['acme', 'globex']) await waitUntil(async () => (await fleet.metric('singleshot_tenant_sends_total', { tenant })) > 0, `${tenant}'s send to be counted`);
+    expect(await fleet.metric('singleshot_tenant_sends_total', { tenant: 'acme', channel: 'webhook' })).toBe(1);
+    expect(await fleet.metric('singleshot_tenant_sends_total', { tenant: 'globex', channel: 'webhook' })).toBe(1);
+  });
+});

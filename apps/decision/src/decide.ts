@@ -1,6 +1,7 @@
 import {
   documentKey,
   normalizeRecipient,
+  tenantField,
   operationKey,
   recipientProblem,
   type RecipientKind,
@@ -137,6 +138,7 @@ export function planOperations(
       jobs.set(key, {
         operationKey: key,
         messageKey,
+        ...tenantField(input.tenant),
         route: route.name,
         action: actionText,
         recipient,

@@ -4,7 +4,7 @@ import type { DocumentStore } from '@singleshot/documents';
 import type { DeadJobData } from '@singleshot/queues';
 import type { BreakerRegistry, Provider } from '@singleshot/providers';
 import type { DeliveryConfig, RateLimitConfig } from '@singleshot/config';
-import type { Logger, Metrics, ScopedLogger } from '@singleshot/observability';
+import type { Logger, Metrics, ScopedLogger, TenantMetrics } from '@singleshot/observability';
 import type { UnsubscribeLinks } from '@singleshot/runtime';
 import type { LeaseKeeper } from './lease-keeper';
 
@@ -62,6 +62,8 @@ export interface DeliverDeps {
     | 'suppressed'
     | 'fallbackSwitches'
   >;
+  /** Sends counted per tenant (docs/tenants.md); none: not counted. */
+  tenants?: Pick<TenantMetrics, 'sent'>;
   /** Records that an operation waits without a claim (`ops show`, `singleshot_operations_waiting`). */
   waiting?: WaitingPort;
   /** One-click unsubscribe links for email of routes with a category (`unsubscribe.publicBaseUrl`); none: no header. */

@@ -22,6 +22,7 @@ export async function finish(a: ClaimedAttempt, ending: Ending): Promise<Deliver
     case 'sent': {
       if ((await commit(a, 'sent', { provider: ending.provider, externalId: ending.externalId })) === 'stale') return stale(a, ending.provider);
       count(a, 'sent', ending.provider);
+      a.deps.tenants?.sent(a.job.tenant, a.job.channel);
       if (!ending.reconciled) {
         a.deps.metrics.endToEnd.observe({ channel: a.job.channel }, Math.max(0, a.now() - a.job.firstArrivalAt) / 1000);
       }

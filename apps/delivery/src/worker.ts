@@ -1,6 +1,7 @@
 import { DelayedError } from 'bullmq';
 import type { DeliverJobData } from '@singleshot/core';
-import type { RateLimitConfig } from '@singleshot/config';
+import { tenantsOf, type RateLimitConfig } from '@singleshot/config';
+import { createTenantMetrics } from '@singleshot/observability';
 import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider } from '@singleshot/providers';
 import { BatchRunner, QUEUES, addDead, requeueDelivery, type BatchOutcome, type DeliverBatchJobData } from '@singleshot/queues';
 import { RateLimiter } from '@singleshot/store';
@@ -72,6 +73,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   const deps: DeliverDeps = {
     operations: traced ? tracedOperations(rt.operations) : rt.operations,
     waiting,
+    tenants: createTenantMetrics(rt.metrics.registry, tenantsOf(rt.config)),
     providers: (channel: string) => tracedChains.get(channel) ?? [],
     addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record),
     policy: delivery,

@@ -3,6 +3,8 @@ import { Cancellations, FeedbackStore, MessageStore, Suppressions } from '@singl
 import { listen } from '@singleshot/http';
 import { defaultReady, documentLinkSecret, readOnce, unsubscribeSecret, type RunningWorker } from '@singleshot/runtime';
 import { Acceptor } from '@singleshot/intake';
+import { tenantsOf } from '@singleshot/config';
+import { createTenantMetrics } from '@singleshot/observability';
 import { IngestCounters } from './counters';
 import { serveRoutes } from './http/serve';
 import { IntakeGate } from './intake-gate';
@@ -42,6 +44,7 @@ export function ingestContext(rt: IngestRuntime): IngestContext {
       // On a cluster: no 2xx before the message record and its decide job are on a replica.
       replicas: rt.replicaWaits?.producer,
       enqueueTimeoutMs: ingest.enqueueTimeoutMs,
+      tenants: createTenantMetrics(rt.metrics.registry, tenantsOf(rt.config)),
     }),
     logger: rt.logger.child({ component: 'ingest' }),
     metrics: rt.metrics,

@@ -1,4 +1,5 @@
-import type { SourceConfig } from '@singleshot/config';
+import { tenantsOf, type SourceConfig } from '@singleshot/config';
+import { createTenantMetrics } from '@singleshot/observability';
 import { Acceptor } from '@singleshot/intake';
 import { addDead } from '@singleshot/queues';
 import type { Runtime } from '@singleshot/runtime';
@@ -51,6 +52,7 @@ export async function startRelay(rt: RelayRuntime, sources: readonly SourceConfi
     // On a cluster: no acknowledgement to the origin before the acceptance is on a replica.
     replicas: rt.replicaWaits?.producer,
     enqueueTimeoutMs: rt.config.ingest.enqueueTimeoutMs,
+    tenants: createTenantMetrics(rt.metrics.registry, tenantsOf(rt.config)),
   });
   const running: Source[] = [];
   const metrics = relayMetrics(rt.metrics.registry, () =>

@@ -21,3 +21,4 @@ export * from './partitions';
 export * from './feedback-schema';
 export * from './unsubscribe-schema';
 export * from './digest-schema';
+export * from './tenants';

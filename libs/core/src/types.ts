@@ -80,6 +80,8 @@ export interface DecideJobData {
 export interface DeliverJobData {
   operationKey: string;
   messageKey: string;
+  /** The message's tenant (tenant.ts), for per-tenant counts; absent: the default tenant. */
+  tenant?: string;
   route: string;
   action: string;
   recipient: string;

@@ -25,6 +25,8 @@ export interface AcceptDeps {
    */
   replicas?: ReplicaWaits | undefined;
   enqueueTimeoutMs: number;
+  /** Counts each answered arrival by its tenant (a duplicate is never charged as a message). */
+  tenants?: { arrived(tenant: string | undefined, result: AcceptResult['status']): void } | undefined;
 }
 
 export interface AcceptResult {
@@ -102,6 +104,7 @@ export class Acceptor {
         (result) => {
           this.deadlines.cancel(expire);
           redisRefusals.succeeded();
+          this.deps.tenants?.arrived(message.input.tenant, result.status);
           resolve(result);
         },
         (err: unknown) => {

@@ -7,3 +7,4 @@ export * from './health-server';
 export * from './document-metrics';
 export * from './openapi-common';
 export * from './digest-metrics';
+export * from './tenant-metrics';

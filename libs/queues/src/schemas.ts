@@ -63,6 +63,7 @@ export interface DecideBatchJobData {
 export const deliverJobSchema = z.object({
   operationKey: hexKey,
   messageKey: hexKey,
+  tenant: tenantField,
   route: z.string().min(1),
   action: z.string().min(1),
   recipient: z.string().min(1),
