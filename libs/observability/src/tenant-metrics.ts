@@ -31,8 +31,23 @@ export function createTenantMetrics(registry: Registry, tenants: readonly string
   const { messages, sends } = counters;
   const named = new Set(tenants.slice(0, TENANT_LABELS_MAX));
   const label = (tenant: string | undefined) => (tenant === undefined || tenant === 'default' ? 'default' : named.has(tenant) ? tenant : 'other');
+  // Label children looked up once per label pair: these count every notification.
+  const arrivals = new Map<string, Record<'accepted' | 'duplicate', Counter.Internal>>();
+  const sent = new Map<string, Map<string, Counter.Internal>>();
   return {
-    arrived: (tenant, result) => messages.inc({ tenant: label(tenant), result }),
-    sent: (tenant, channel) => sends.inc({ tenant: label(tenant), channel }),
+    arrived(tenant, result) {
+      const t = label(tenant);
+      let children = arrivals.get(t);
+      if (!children) arrivals.set(t, (children = { accepted: messages.labels(t, 'accepted'), duplicate: messages.labels(t, 'duplicate') }));
+      children[result].inc();
+    },
+    sent(tenant, channel) {
+      const t = label(tenant);
+      let byChannel = sent.get(t);
+      if (!byChannel) sent.set(t, (byChannel = new Map()));
+      let child = byChannel.get(channel);
+      if (!child) byChannel.set(channel, (child = sends.labels(t, channel)));
+      child.inc();
+    },
   };
 }

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
+import { TENANT_LABELS_MAX, createTenantMetrics } from './tenant-metrics';
+
+// The tenant label stays bounded by the config: an unknown tenant, or one past
+// the first TENANT_LABELS_MAX configured, counts as `other`.
+describe('createTenantMetrics', () => {
+  it('labels the default tenant, the configured ones up to the limit, and `other` for the rest', async () => {
+    const registry = new Registry();
+    const configured = Array.from({ length: TENANT_LABELS_MAX + 1 }, (_, i) => `t${i}`);
+    const tenants = createTenantMetrics(registry, configured);
+    tenants.arrived(undefined, 'accepted');
+    tenants.arrived('t0', 'accepted');
+    tenants.arrived('t0', 'duplicate');
+    tenants.arrived(`t${TENANT_LABELS_MAX}`, 'accepted');
+    tenants.arrived('never-configured', 'accepted');
+    tenants.sent('t1', 'email');
+    tenants.sent('t1', 'email');
+    const samples = (await registry.getMetricsAsJSON()).flatMap((m) => m.values.map((v) => ({ name: m.name, labels: v.labels, value: v.value })));
+    expect(samples).toEqual(
+      expect.arrayContaining([
+        { name: 'singleshot_tenant_messages_total', labels: { tenant: 'default', result: 'accepted' }, value: 1 },
+        { name: 'singleshot_tenant_messages_total', labels: { tenant: 't0', result: 'accepted' }, value: 1 },
+        { name: 'singleshot_tenant_messages_total', labels: { tenant: 't0', result: 'duplicate' }, value: 1 },
+        { name: 'singleshot_tenant_messages_total', labels: { tenant: 'other', result: 'accepted' }, value: 2 },
+        { name: 'singleshot_tenant_sends_total', labels: { tenant: 't1', channel: 'email' }, value: 2 },
+      ]),
+    );
+    expect(samples.some((s) => s.labels.tenant === `t${TENANT_LABELS_MAX}` || s.labels.tenant === 'never-configured')).toBe(false);
+  });
+
+  it('registers its counters once per registry', () => {
+    const registry = new Registry();
+    createTenantMetrics(registry, []);
+    expect(() => createTenantMetrics(registry, ['a'])).not.toThrow();
+  });
+});
