@@ -47,6 +47,7 @@ export function registerMessages(program: Command): void {
         }
         console.log(`message ${message.messageKey}`);
         printTable([
+          ['tenant', message.tenant],
           ['arrivals', `${message.arrivals} (${Object.entries(message.via).map(([via, n]) => `${via}×${n}`).join(', ')})`],
           ['first arrival', `${formatTime(message.firstArrivalAt)}${message.firstVia ? ` via ${message.firstVia}` : ''}`],
           ['last arrival', formatTime(message.lastArrivalAt)],

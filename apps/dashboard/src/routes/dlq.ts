@@ -54,7 +54,7 @@ async function everyDead(deps: AdminApiDeps, upTo: number, filter: string | unde
 }
 
 /** How many dead records a tenant's view reads through, at most: its depth counts those only. */
-export const TENANT_DLQ_SCAN = 10_000;
+const TENANT_DLQ_SCAN = 10_000;
 
 /**
  * The DLQ as a tenant sees it: its own dead records among the first
