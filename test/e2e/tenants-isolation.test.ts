@@ -186,6 +186,15 @@ describe("a tenant's key on another tenant's data", () => {
     expect((await rt.operations.get(theirs.dead))?.status).toBe('dead');
   });
 
+  it('the scheduled list shows its own only, and its total counts those', async () => {
+    const { status, body } = await api('/scheduled');
+    expect(status).toBe(200);
+    const mineScheduled = [opOf('acme', 'billing', 'inv-1', 'b@x.test'), opOf('acme', 'billing', 'inv-2', 'c@x.test')].sort();
+    expect(body.total).toBe(2);
+    expect((body.scheduled as Array<{ operationKey: string }>).map((s) => s.operationKey).sort()).toEqual(mineScheduled);
+    expect((await call(`${admin}/admin/api/scheduled`, { headers: OPERATOR })).body.total).toBe(4);
+  });
+
   it('a cancel of theirs by message key answers 404, at ingest and in the admin API, and cancels nothing', async () => {
     const atIngest = await post(KEYS.acme, '/v1/cancellations', { messageKey: theirs.scheduledMessage });
     expect(atIngest.status).toBe(404);
@@ -210,7 +219,6 @@ describe("a tenant's key on another tenant's data", () => {
     ['/suppressions'],
     ['/suppressions/audit'],
     ['/journal'],
-    ['/scheduled'],
     ['/sources'],
     ['/digests'],
     ['/waiting'],

@@ -10,6 +10,14 @@ import type { AdminApiDeps } from './deps';
  * key learns nothing of what it may not see.
  */
 
+/**
+ * How many records of a shared list (the DLQ, the scheduled operations) a
+ * tenant's view reads through, at most: the tenant's own among them are its
+ * view, and their number its total (the whole list's would tell it of other
+ * tenants' work).
+ */
+export const TENANT_SCAN_MAX = 10_000;
+
 /** True when `tenant` (undefined: an operator, who sees all) may see the message `messageKey`. */
 export async function maySeeMessage(deps: Pick<AdminApiDeps, 'messages'>, tenant: string | undefined, messageKey: string | undefined): Promise<boolean> {
   if (tenant === undefined) return true;

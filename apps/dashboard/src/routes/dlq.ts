@@ -7,7 +7,7 @@ import { ApiError } from '../errors';
 import { keyParams } from '../params';
 import type { AdminApiDeps } from '../deps';
 import type { ReplayOutcome } from '../replay';
-import { maySeeMessage, maySeeOperation } from '../tenancy';
+import { TENANT_SCAN_MAX, maySeeMessage, maySeeOperation } from '../tenancy';
 
 const dlqQuerySchema = z.strictObject({
   limit: z.string().regex(/^\d+$/, 'expected a positive integer').transform(Number).pipe(z.int().min(1).max(1000)).optional().meta({ description: '1..1000, default 100' }),
@@ -53,16 +53,9 @@ async function everyDead(deps: AdminApiDeps, upTo: number, filter: string | unde
   return { depth, entries };
 }
 
-/** How many dead records a tenant's view reads through, at most: its depth counts those only. */
-const TENANT_DLQ_SCAN = 10_000;
-
-/**
- * The DLQ as a tenant sees it: its own dead records among the first
- * `TENANT_DLQ_SCAN`, and their number as the depth (the whole queue's depth
- * would tell it of other tenants' failures).
- */
+/** The DLQ as a tenant sees it: its own dead records among the first `TENANT_SCAN_MAX`, and their number as the depth. */
 async function tenantDead(deps: AdminApiDeps, tenant: string, filter: string | undefined) {
-  const all = await listDead(deps.queues, { limit: TENANT_DLQ_SCAN, ...(filter ? { filter } : {}) });
+  const all = await listDead(deps.queues, { limit: TENANT_SCAN_MAX, ...(filter ? { filter } : {}) });
   const owned = await Promise.all(all.map((d) => maySeeMessage(deps, tenant, messageKeyOf(d.job))));
   const entries = all.filter((_, i) => owned[i]);
   return { depth: entries.length, entries };

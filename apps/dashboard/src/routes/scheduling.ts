@@ -4,7 +4,9 @@ import { CANCEL_OUTCOMES } from '@singleshot/store';
 import { adminRoute, tagged, type AdminRoute } from '../admin-route';
 import { hexKey, jsonAnswer, statuses } from '../admin-schemas';
 import { ApiError } from '../errors';
+import type { AdminApiDeps } from '../deps';
 import { listLimitQuery } from '../params';
+import { TENANT_SCAN_MAX, maySeeMessage } from '../tenancy';
 
 const orNull = { type: ['string', 'null'] };
 
@@ -12,10 +14,17 @@ const orNull = { type: ['string', 'null'] };
 // credentials are the operator's, not a producer key limited to some sources.
 const OPERATOR: Omit<CancelScope, 'name'> = { sources: undefined };
 
+/** The entries whose operation is one of `tenant`'s messages'. */
+async function ownedBy<E extends { op: { messageKey?: string } | null }>(deps: AdminApiDeps, tenant: string, entries: readonly E[]): Promise<E[]> {
+  const owned = await Promise.all(entries.map((e) => maySeeMessage(deps, tenant, e.op?.messageKey)));
+  return entries.filter((_, i) => owned[i]);
+}
+
 /** `GET /scheduled`: the scheduled operations, soonest due first, with why they wait. */
 const scheduledRoute = adminRoute({
   method: 'GET', path: '/scheduled',
   query: listLimitQuery,
+  tenants: 'scoped',
   doc: {
     summary: 'Scheduled operations, soonest due first, with why they wait',
     responses: {
@@ -41,24 +50,22 @@ const scheduledRoute = adminRoute({
       '404': errorResponse('Scheduled operations are not wired in this dashboard (code `NOT_FOUND`)'),
     },
   },
-  handle: async (deps, { query: { limit } }) => {
+  handle: async (deps, { query: { limit }, tenant }) => {
     if (!deps.scheduled) throw new ApiError(404, 'NOT_FOUND', 'scheduled operations are not wired in this dashboard');
-    const { total, entries } = await deps.scheduled.soonest(limit);
-    const scheduled = await Promise.all(
-      entries.map(async ({ operationKey, dueAt }) => {
-        const op = await deps.operations.get(operationKey);
-        return {
-          operationKey,
-          dueAt,
-          reason: op?.scheduleReason ?? null,
-          messageKey: op?.messageKey ?? null,
-          recipient: op?.recipient ?? null,
-          channel: op?.channel ?? null,
-          status: op?.status ?? null,
-        };
-      }),
-    );
-    return { body: { total, limit, scheduled } };
+    // A tenant's view: its own among the soonest TENANT_SCAN_MAX, and their number as the total.
+    const { total, entries } = await deps.scheduled.soonest(tenant === undefined ? limit : TENANT_SCAN_MAX);
+    const read = await Promise.all(entries.map(async (entry) => ({ ...entry, op: await deps.operations.get(entry.operationKey) })));
+    const seen = tenant === undefined ? read : await ownedBy(deps, tenant, read);
+    const scheduled = seen.slice(0, limit).map(({ operationKey, dueAt, op }) => ({
+      operationKey,
+      dueAt,
+      reason: op?.scheduleReason ?? null,
+      messageKey: op?.messageKey ?? null,
+      recipient: op?.recipient ?? null,
+      channel: op?.channel ?? null,
+      status: op?.status ?? null,
+    }));
+    return { body: { total: tenant === undefined ? total : seen.length, limit, scheduled } };
   },
 });
 
