@@ -46,13 +46,10 @@ local function arriveOne(K, o)
     if viaCount == '1' then redis.call('HSET', key, 'at:' .. o.via, now) end
   else
     first, firstArrivalAt = 1, now
-    if o.tenant then
-      redis.call('HSET', key, 'firstArrivalAt', now, 'firstVia', o.via, 'arrivals', arrivals, viaField, viaCount,
-        'lastArrivalAt', now, 'tenant', o.tenant)
-    else
-      redis.call('HSET', key, 'firstArrivalAt', now, 'firstVia', o.via, 'arrivals', arrivals, viaField, viaCount,
-        'lastArrivalAt', now)
-    end
+    redis.call('HSET', key, 'firstArrivalAt', now, 'firstVia', o.via, 'arrivals', arrivals, viaField, viaCount,
+      'lastArrivalAt', now)
+    -- Only another tenant than the default writes it: a deployment without tenants writes what it always did.
+    if o.tenant then redis.call('HSET', key, 'tenant', o.tenant) end
   end
   if first == 1 then retainNew(key, o.retentionMs) else retain(key, o.retentionMs) end
   return { first, h[2] and 1 or 0, firstArrivalAt, arrivals }
