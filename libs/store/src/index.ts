@@ -29,3 +29,4 @@ export * from './digest-record';
 export * from './layout';
 export * from './layout-version';
 export * from './migrations/index';
+export * from './fair-queue';

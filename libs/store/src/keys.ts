@@ -320,6 +320,15 @@ export class KeyBuilder {
     return `${this.tagged(messageKey)}:msg:${messageKey}`;
   }
 
+  /**
+   * A deliver partition's fair queue between tenants (fair-move.lua): in the
+   * partition's queue slot, so its script reads the queue's wait list too.
+   */
+  fairQueue(partition: number): { ready: string; clock: string; transit: string; listPrefix: string } {
+    const base = `${this.queuePrefixOf(partition)}:fair`;
+    return { ready: `${base}:ready`, clock: `${base}:clock`, transit: `${base}:transit`, listPrefix: `${base}:t:` };
+  }
+
   /** Per-recipient rate-limit window (a sorted set of operation keys by time). */
   rateLimit(scope: string, recipient: string): string {
     const id = sha256Hex(`${scope}:${recipient}`);

@@ -155,6 +155,17 @@ export interface ScriptOptions {
   /** set = [field, expiry, ...] (expiry '' for none). */
   'suppression-copy': { set: string[]; remove: string[]; version?: Decimal };
   /** windowStart = now - windowMs: entries at or before it have left the window. */
+  'fair-move': {
+    /** A tenant's list key is this and its id (the partition's hash slot). */
+    listPrefix: string;
+    /** The next `count` documents are `tenant`'s, at `weight` (an integer, 1 or more). */
+    adds: Array<{ tenant: string; weight: number; count: number }>;
+    /** Deliver jobs waiting in the queue at most: the room is what the wait list leaves of it. */
+    window: number;
+    /** A tag's advance at weight 1. */
+    scale: Decimal;
+    now: Decimal;
+  };
   'rate-limit': { now: Decimal; windowStart: Decimal; windowMs: Decimal; max: number; operationKey: string; force: boolean };
   'replay': { now: Decimal; by: string; via: string; retentionMs: Decimal; journalMinId: Decimal; operationKey: string };
 }

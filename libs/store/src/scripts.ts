@@ -13,6 +13,7 @@ import docClaim from './lua/doc-claim.lua';
 import docCommit from './lua/doc-commit.lua';
 import docReplay from './lua/doc-replay.lua';
 import extendLock from './lua/extend-lock.lua';
+import fairMove from './lua/fair-move.lua';
 import feedbackRecord from './lua/feedback-record.lua';
 import imapCursorAdvance from './lua/imap-cursor-advance.lua';
 import indexTouch from './lua/index-touch.lua';
@@ -54,6 +55,7 @@ export const SCRIPTS: Record<ScriptName, { lua: string; keys: number }> = {
   'doc-commit': { lua: docCommit, keys: 3 },
   'doc-replay': { lua: docReplay, keys: 2 },
   'extend-lock': { lua: extendLock, keys: 2 },
+  'fair-move': { lua: fairMove, keys: 4 },
   'feedback-record': { lua: feedbackRecord, keys: 3 },
   'imap-cursor-advance': { lua: imapCursorAdvance, keys: 1 },
   'index-touch': { lua: indexTouch, keys: 1 },

@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startTestRedis, type TestRedis } from '@singleshot/test-harness';
+import type { RedisClient } from './connection';
+import { createRedis } from './connection';
+import { FairQueue } from './fair-queue';
+import { KeyBuilder } from './keys';
+
+let server: TestRedis;
+let redis: RedisClient;
+let clock = 1_700_000_000_000;
+const keys = new KeyBuilder('fq', 16, 4);
+const P = 2;
+// Stands in for the deliver queue's wait list: in the partition's slot, as BullMQ's is.
+const wait = `${keys.queuePrefixOf(P)}:deliver-02:wait`;
+let fair: FairQueue;
+
+beforeAll(async () => {
+  server = await startTestRedis();
+  redis = createRedis({ url: server.url, role: 'client' });
+  fair = new FairQueue(redis, keys, () => clock);
+});
+
+afterAll(async () => {
+  redis.disconnect();
+  await server.destroy();
+});
+
+beforeEach(async () => {
+  await redis.flushall();
+});
+
+const docs = (tenant: string, n: number, from = 0) => Array.from({ length: n }, (_, i) => `${tenant}${from + i}`);
+
+/** Adds without moving anything (a full window), so the whole backlog waits before the first choice. */
+async function backlog(tenant: string, n: number, weight = 1, from = 0): Promise<void> {
+  expect(await fair.move(P, wait, [{ tenant, weight, documents: docs(tenant, n, from) }], 0)).toEqual([]);
+}
+
+/**
+ * A worker of capacity `window` that takes one job at a time from the wait
+ * list, each time asking the fair queue to fill it up again: returns the
+ * tenants in the order the worker took them.
+ */
+async function dispatch(count: number, window: number): Promise<string> {
+  let order = '';
+  const fill = async () => {
+    const moved = await fair.move(P, wait, [], window);
+    if (moved.length > 0) await redis.rpush(wait, ...moved);
+    await fair.done(P, moved);
+  };
+  await fill();
+  for (let i = 0; i < count; i++) {
+    const doc = await redis.lpop(wait);
+    if (doc === null) break;
+    order += doc.replace(/\d+$/, '');
+    await fill();
+  }
+  return order;
+}
+
+describe('FairQueue (start-time fair queueing between tenants, fair-move.lua)', () => {
+  it('takes three backlogged tenants of equal weight in turn, with a capacity of 2', async () => {
+    await backlog('a', 5);
+    await backlog('b', 5);
+    await backlog('c', 5);
+    expect(await dispatch(15, 2)).toBe('abcabcabcabcabc');
+  });
+
+  it('gives weights 3 and 1 three jobs to one', async () => {
+    await backlog('a', 12, 3);
+    await backlog('b', 4, 1);
+    expect(await dispatch(16, 2)).toBe('abaaabaaabaaabaa');
+  });
+
+  it('keeps a tenant first in, first out', async () => {
+    await backlog('a', 3);
+    await backlog('a', 2, 1, 3);
+    const moved = await fair.move(P, wait, [], 5);
+    expect(moved).toEqual(['a0', 'a1', 'a2', 'a3', 'a4']);
+  });
+
+  it('gives a tenant alone every free slot (work-conserving), and no more than the room', async () => {
+    await redis.rpush(wait, 'queued-before');
+    await backlog('a', 10);
+    const moved = await fair.move(P, wait, [], 4);
+    expect(moved).toEqual(['a0', 'a1', 'a2']);
+    expect(await fair.waiting(P)).toEqual(new Map([['a', 7]]));
+  });
+
+  it('gives no credit for a past share: a tenant that joins a backlog starts at the virtual time', async () => {
+    await backlog('a', 20);
+    expect(await dispatch(8, 1)).toBe('aaaaaaaa');
+    await backlog('b', 4);
+    // b is not owed the eight jobs a had alone, and a is not pushed back for
+    // them: after a's job already in the queue, they alternate.
+    expect(await dispatch(8, 1)).toBe('abababab');
+  });
+
+  it('forgets the shares once nothing waits: after a drain, two tenants start level', async () => {
+    await backlog('a', 6);
+    expect(await dispatch(6, 1)).toBe('aaaaaa');
+    await backlog('b', 3);
+    await backlog('a', 3, 1, 6);
+    expect(await dispatch(6, 1)).toBe('ababab');
+  });
+
+  it('applies a weight change to the backlog that is already waiting', async () => {
+    await backlog('a', 12);
+    await backlog('b', 12);
+    expect(await dispatch(4, 1)).toBe('abab');
+    // A new weight with nothing added: the jobs already waiting are chosen by it.
+    await fair.move(P, wait, [{ tenant: 'a', weight: 3, documents: [] }], 0);
+    // a's job already in the queue and the tags handed out before the change
+    // come first (abab); from then on the new weight holds (aaab).
+    expect(await dispatch(12, 1)).toBe('ababaaabaaab');
+  });
+
+  it('keeps moved jobs in transit until done, where a mover that died leaves them for stale', async () => {
+    await backlog('a', 3);
+    const moved = await fair.move(P, wait, [], 2);
+    expect(moved).toEqual(['a0', 'a1']);
+    expect(await fair.stale(P, 30_000)).toEqual([]);
+    clock += 30_000;
+    expect((await fair.stale(P, 30_000)).sort()).toEqual(['a0', 'a1']);
+    await fair.done(P, ['a0']);
+    expect(await fair.stale(P, 30_000)).toEqual(['a1']);
+    expect(await fair.waiting(P)).toEqual(new Map([['a', 1]]));
+  });
+
+  it('keeps each partition its own: another partition\'s backlog neither moves nor counts', async () => {
+    await backlog('a', 2);
+    const other = `${keys.queuePrefixOf(3)}:deliver-03:wait`;
+    expect(await fair.move(3, other, [{ tenant: 'b', weight: 1, documents: ['b0'] }], 5)).toEqual(['b0']);
+    expect(await fair.waiting(P)).toEqual(new Map([['a', 2]]));
+    expect(await fair.waiting(3)).toEqual(new Map());
+  });
+});

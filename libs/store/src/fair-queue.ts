@@ -1,0 +1,82 @@
+import type { RedisClient } from './connection';
+import type { KeyBuilder } from './keys';
+import { decimal } from './script-options';
+import { runScript } from './scripts';
+
+/**
+ * A tag's advance per job at weight 1: divisible by every weight from 1 to 16,
+ * so those weights advance by whole numbers and tie exactly where they should
+ * (weights 3 and 1: three jobs of the first end where one of the second does).
+ */
+export const FAIR_SCALE = 720_720;
+
+/** Jobs of one tenant to add to a partition's fair queue, first in, first out. */
+export interface FairAdd {
+  tenant: string;
+  /** The tenant's weight, an integer of 1 or more; it replaces the one kept. */
+  weight: number;
+  documents: readonly string[];
+}
+
+/**
+ * A deliver partition's fair queue between tenants (lua/fair-move.lua;
+ * docs/tenants.md, "Fair share"). Documents are opaque here: the deliver jobs,
+ * as the caller encoded them. Every method is one round trip.
+ */
+export class FairQueue {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: KeyBuilder,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Adds `adds`, then moves the next jobs in fair order into transit, as many
+   * as `window` less the jobs in the deliver queue's wait list (`waitKey`,
+   * in the partition's slot). Returns the moved documents, in order: the
+   * caller adds them to the queue, then calls `done`.
+   */
+  async move(partition: number, waitKey: string, adds: readonly FairAdd[], window: number): Promise<string[]> {
+    const k = this.keys.fairQueue(partition);
+    const reply = await runScript(
+      this.redis,
+      'fair-move',
+      [k.ready, k.clock, k.transit, waitKey],
+      {
+        listPrefix: k.listPrefix,
+        adds: adds.map((a) => ({ tenant: a.tenant, weight: Math.max(1, Math.floor(a.weight)), count: a.documents.length })),
+        window,
+        scale: decimal(FAIR_SCALE),
+        now: decimal(this.now()),
+      },
+      adds.flatMap((a) => a.documents),
+    );
+    return reply as string[];
+  }
+
+  /** The moved documents are in the deliver queue: out of transit. */
+  async done(partition: number, documents: readonly string[]): Promise<void> {
+    if (documents.length === 0) return;
+    await this.redis.zrem(this.keys.fairQueue(partition).transit, ...documents);
+  }
+
+  /**
+   * Documents moved at least `olderThanMs` ago and still in transit: their
+   * mover died before adding them. Adding them again is safe (a deliver job's
+   * id is its operation key, and a claim sends an operation once).
+   */
+  async stale(partition: number, olderThanMs: number, max = 100): Promise<string[]> {
+    return this.redis.zrangebyscore(this.keys.fairQueue(partition).transit, '-inf', this.now() - olderThanMs, 'LIMIT', 0, max);
+  }
+
+  /** Jobs waiting per tenant with any waiting (not those in transit or in the queue). */
+  async waiting(partition: number): Promise<Map<string, number>> {
+    const k = this.keys.fairQueue(partition);
+    const tenants = await this.redis.zrange(k.ready, 0, -1);
+    if (tenants.length === 0) return new Map();
+    const pipeline = this.redis.pipeline();
+    for (const t of tenants) pipeline.llen(k.listPrefix + t);
+    const lengths = (await pipeline.exec()) ?? [];
+    return new Map(tenants.map((t, i) => [t, Number(lengths[i]?.[1] ?? 0)]));
+  }
+}

@@ -1,0 +1,87 @@
+--[[
+  A partition's fair queue between tenants (docs/tenants.md, "Fair share"):
+  start-time fair queueing over per-tenant lists, first in, first out inside
+  a tenant. Adds the deliver jobs of a fan-out to their tenants' lists, then
+  moves as many as the deliver queue has room for, each time the tenant whose
+  next job has the smallest start tag, into the transit set. The caller adds
+  what it gets to the deliver queue and then removes it from transit; a
+  caller that dies in between leaves it there for `FairQueue.stale`.
+
+  A tenant's tags advance by `scale / weight` per job, so with weights 3 and 1
+  the first tenant is moved three times for each of the second's. A tenant
+  that had nothing waiting starts at the virtual time (the start tag of the
+  job moved last), never behind it: idle time earns no credit. When no tenant
+  has anything waiting the virtual time jumps to the largest finish tag, so a
+  tenant's past share is forgotten once the backlog is gone. The weight is
+  read when a job is moved, so a weight change applies to the backlog too.
+  Tags are integers in a double: exact up to 2^53.
+
+  Input:
+    KEYS[1] tenants with jobs waiting (sorted set: tenant -> start tag of its next job)
+    KEYS[2] clock (hash: v = virtual time, vmax = largest finish tag,
+            w:<tenant> = weight, f:<tenant> = finish tag of its job moved last)
+    KEYS[3] transit (sorted set: job document -> ms moved)
+    KEYS[4] the deliver queue's wait list (BullMQ `wait`): its length is what is not room
+
+    ARGV[1] options (JSON, ScriptOptions['fair-move'] in script-options.ts):
+      listPrefix  a tenant's list is listPrefix .. tenant (the same hash slot as KEYS)
+      adds        { tenant, weight, count }: the next `count` documents are that tenant's
+      window      deliver jobs waiting at most; room = window - LLEN(KEYS[4])
+      scale       a tag's advance at weight 1
+      now         ms
+    ARGV[2..] job documents, in the order of `adds`
+
+  Output:
+    { document, ... } the documents moved, in the order chosen
+]]
+local ready, clock, transit = KEYS[1], KEYS[2], KEYS[3]
+local o = cjson.decode(ARGV[1])
+local prefix, scale = o.listPrefix, tonumber(o.scale)
+
+local function num(field)
+  return tonumber(redis.call('HGET', clock, field) or '0')
+end
+
+local arg = 2
+for _, add in ipairs(o.adds) do
+  local list = prefix .. add.tenant
+  local waiting = redis.call('LLEN', list)
+  for _ = 1, add.count do
+    redis.call('RPUSH', list, ARGV[arg])
+    arg = arg + 1
+  end
+  redis.call('HSET', clock, 'w:' .. add.tenant, add.weight)
+  if waiting == 0 and add.count > 0 then
+    local v = num('v')
+    if redis.call('ZCARD', ready) == 0 then v = num('vmax') end
+    redis.call('ZADD', ready, math.max(v, num('f:' .. add.tenant)), add.tenant)
+  end
+end
+
+local room = tonumber(o.window) - redis.call('LLEN', KEYS[4])
+local moved = {}
+while room > 0 do
+  local head = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
+  if #head == 0 then break end
+  local tenant, start = head[1], tonumber(head[2])
+  local list = prefix .. tenant
+  local doc = redis.call('LPOP', list)
+  local nextStart = start
+  if doc then
+    local weight = tonumber(redis.call('HGET', clock, 'w:' .. tenant) or '1')
+    nextStart = start + math.max(1, math.floor(scale / weight + 0.5))
+    local finish = string.format('%.0f', nextStart)
+    redis.call('HSET', clock, 'f:' .. tenant, finish, 'v', string.format('%.0f', start))
+    if nextStart > num('vmax') then redis.call('HSET', clock, 'vmax', finish) end
+    redis.call('ZADD', transit, o.now, doc)
+    moved[#moved + 1] = doc
+    room = room - 1
+  end
+  -- Its next job starts where this one finished: the virtual time is this one's start, never past it.
+  if redis.call('LLEN', list) > 0 then
+    redis.call('ZADD', ready, string.format('%.0f', nextStart), tenant)
+  else
+    redis.call('ZREM', ready, tenant)
+  end
+end
+return moved
