@@ -14,7 +14,7 @@ import {
   type DecideBatchJobData,
 } from '@singleshot/queues';
 import { recipientKindOf } from '@singleshot/providers';
-import { PartitionWorkers, consumedPartitions, type Runtime } from '@singleshot/runtime';
+import { PartitionWorkers, consumedPartitions, fairDispatchOf, type Runtime } from '@singleshot/runtime';
 import { annotateActive, currentTraceparent, stampTrace, tracingOn } from '@singleshot/tracing';
 import { decide, type DecideOutcome } from './decide';
 import { routeMatches } from './route-match';
@@ -57,13 +57,15 @@ export function startDecision(rt: Runtime): DecisionApp {
   // `batch` deliver jobs, per deliver partition (libs/queues turn-coalescer.ts). The
   // deliver jobs must be on a replica before the decision is marked and the
   // decide job completes: a failover could otherwise lose them.
+  // With tenants, a fan-out joins its tenants' fair queues, and what the deliver queues have room for goes on at once.
+  const fair = fairDispatchOf(rt);
   const fanOut = new TurnCoalescer<DeliverJobData>(async (jobs) => {
     await writeReplicated(
       replicas,
       // With the records of the decisions (written before, on this connection): a
       // cancel must find every operation a failover cannot take back.
       () => [...new Set([...jobs.map((j) => rt.keys.queuePrefixOf(partitionOf(j.operationKey, rt.keys.partitions))), ...jobs.map((j) => rt.keys.message(j.messageKey))])],
-      () => enqueueDeliveryJobs(rt.queues, jobs, batchMax),
+      () => (fair ? fair.offer(jobs) : enqueueDeliveryJobs(rt.queues, jobs, batchMax)),
     );
   }, batchMax);
   const digests = rt.config.routes.some((r) => r.digest) ? digestDeps(rt) : undefined;

@@ -5,16 +5,22 @@ import { createTenantMetrics } from '@singleshot/observability';
 import { BreakerRegistry, breakerGaugeValue, createProvider, type Provider } from '@singleshot/providers';
 import { BatchRunner, QUEUES, addDead, requeueDelivery, type BatchOutcome, type DeliverBatchJobData } from '@singleshot/queues';
 import { RateLimiter } from '@singleshot/store';
-import { PartitionWorkers, consumedPartitions, documentLinkSecret, unsubscribeLinks, type Runtime } from '@singleshot/runtime';
+import { PartitionWorkers, consumedPartitions, documentLinkSecret, fairDispatchOf, unsubscribeLinks, type Runtime } from '@singleshot/runtime';
 import { signDocumentLink } from '@singleshot/documents';
 import { deliver, type DeliverDeps, type DeliverOutcome } from './deliver';
 import { outcomeLabel } from './deliver-types';
 import { CallLimit } from './call-limit';
 import { recordInvalidJob } from './invalid-job';
 import { RecoverySweeper } from './sweeper';
+import { startFairPump } from './fair-pump';
 import { WaitingBoard } from './waiting';
 import { tracingOn } from '@singleshot/tracing';
 import { tracedOperations, tracedProvider } from './traced-deps';
+
+/** How often each consumed partition's fair queue is pumped when no job was taken to trigger it. */
+const FAIR_PUMP_INTERVAL_MS = 1000;
+/** A fair queue's job in transit this long lost its mover (a move and an add take milliseconds). */
+const FAIR_TRANSIT_STALE_MS = 10_000;
 
 export interface DeliveryApp {
   /** One BullMQ worker per consumed deliver partition (`delivery.partitions`, default all). */
@@ -138,10 +144,24 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
     },
     logger,
   );
+  const fair = fairDispatchOf(rt);
+  const pump = fair
+    ? startFairPump(fair, {
+        partitions: delivery.partitions ?? Array.from({ length: rt.keys.partitions }, (_, p) => p),
+        qualifiedNames: rt.queues.deliverAll.map((q) => q.qualifiedName),
+        intervalMs: FAIR_PUMP_INTERVAL_MS,
+        staleMs: FAIR_TRANSIT_STALE_MS,
+        logger,
+      })
+    : undefined;
   const worker = new PartitionWorkers<DeliverJobData | DeliverBatchJobData, DeliverOutcome | BatchOutcome>(
     rt,
     partitions,
-    (job, token) => runner.run(job, token),
+    (job, token) => {
+      // The job left the wait list: fill it again while this one runs.
+      pump?.kick(job.queueQualifiedName);
+      return runner.run(job, token);
+    },
     {
       connectionName: 'deliver-worker',
       concurrency: rt.config.delivery.concurrency,
@@ -171,6 +191,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
       shutdown.abort();
       await sweeper.stop();
       await worker.close();
+      await pump?.stop();
       breakers.dispose();
       await Promise.allSettled([...providers.values()].flat().map((p) => p.close()));
     },

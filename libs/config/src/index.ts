@@ -22,3 +22,4 @@ export * from './feedback-schema';
 export * from './unsubscribe-schema';
 export * from './digest-schema';
 export * from './tenants';
+export * from './tenancy-schema';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { mailboxSchema } from './mailbox-schema';
 import { httpUrl, listenPort, nonEmpty, nonNegativeInt, positiveInt, rateLimitSchema } from './primitives';
 import { ingestSchema } from './ingest-schema';
+import { tenancySchema } from './tenancy-schema';
 import { providersSchema } from './provider-schema';
 import { routeSchema } from './route-schema';
 import { documentsSchema } from './document-schema';
@@ -258,6 +259,7 @@ export const configSchema = z.strictObject({
     .default({})
     .describe('Channel name → ordered fallback list of providers. Delivery moves to the next provider only when the previous one certainly did not take the message (see providers.md).'),
   mailboxes: z.array(mailboxSchema).default([]).describe('Mailboxes whose mail is routed (see mail.md).'),
+  tenancy: tenancySchema.prefault({}).describe('Many customers in one fleet: each tenant\'s share of the senders (see tenants.md).'),
   limits: limitsSchema.prefault({}).describe('Per-recipient limits across all routes.'),
   retention: retentionSchema.prefault({}).describe('How long records are kept.'),
   scheduling: schedulingSchema.prefault({}).describe('Send-at and delays (see scheduling.md).'),

@@ -2,9 +2,22 @@ import type { Config } from './schema';
 
 /**
  * The tenants a config names (docs/tenants.md): of its producer keys, then its
- * mailboxes, then its sources, each once, in that order.
+ * mailboxes, then its sources, then `tenancy.tenants`, each once, in that order.
  */
-export function tenantsOf(config: Pick<Config, 'ingest' | 'mailboxes' | 'sources'>): string[] {
+export function tenantsOf(config: Pick<Config, 'ingest' | 'mailboxes' | 'sources'> & { tenancy?: Pick<Config['tenancy'], 'tenants'> }): string[] {
   const named = [...config.ingest.apiKeys, ...config.mailboxes, ...config.sources].map((c) => c.tenant);
+  for (const t of config.tenancy?.tenants ?? []) named.push(t.id);
   return [...new Set(named.filter((t): t is string => t !== undefined))];
+}
+
+/** Whether deliver jobs go through the fair queue between tenants (`tenancy.fairShare`). */
+export function fairShareOn(config: Pick<Config, 'ingest' | 'mailboxes' | 'sources' | 'tenancy'>): boolean {
+  const { fairShare } = config.tenancy;
+  return fairShare === 'on' || (fairShare === 'auto' && tenantsOf(config).length > 0);
+}
+
+/** A tenant's weight: its `tenancy.tenants` entry's, else 1. */
+export function weightsOf(config: Pick<Config, 'tenancy'>): (tenant: string) => number {
+  const weights = new Map(config.tenancy.tenants.map((t) => [t.id, t.weight]));
+  return (tenant) => weights.get(tenant) ?? 1;
 }

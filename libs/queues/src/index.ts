@@ -11,3 +11,4 @@ export * from './replay-requeue';
 export * from './replay-documents';
 export * from './dead-record';
 export * from './dead-ending';
+export * from './fair-dispatch';

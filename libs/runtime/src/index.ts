@@ -9,3 +9,4 @@ export * from './route-templates';
 export * from './document-store-factory';
 export * from './shared-secrets';
 export * from './unsubscribe-links';
+export * from './fair-share';

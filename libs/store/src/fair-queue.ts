@@ -69,6 +69,11 @@ export class FairQueue {
     return this.redis.zrangebyscore(this.keys.fairQueue(partition).transit, '-inf', this.now() - olderThanMs, 'LIMIT', 0, max);
   }
 
+  /** A key in partition `partition`'s slot that never holds anything: the wait list of a queue that takes no jobs. */
+  emptyKey(partition: number): string {
+    return this.keys.fairQueue(partition).listPrefix;
+  }
+
   /** Jobs waiting per tenant with any waiting (not those in transit or in the queue). */
   async waiting(partition: number): Promise<Map<string, number>> {
     const k = this.keys.fairQueue(partition);

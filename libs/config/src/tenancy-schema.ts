@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { positiveInt, tenantId } from './primitives';
+
+/** One tenant's settings (docs/tenants.md); a tenant not listed has the defaults. */
+export const tenantSchema = z.strictObject({
+  id: tenantId.describe('The tenant (`default` for the events of keys without one).'),
+  weight: positiveInt
+    .max(1000)
+    .default(1)
+    .describe('Its share of the senders against the other tenants with work waiting, per deliver partition: weight 3 is sent three jobs for each of a weight-1 tenant\'s. A change applies to the jobs already waiting.'),
+});
+
+export const tenancySchema = z
+  .strictObject({
+    fairShare: z
+      .enum(['auto', 'on', 'off'])
+      .default('auto')
+      .describe('Choose the next deliver job fairly between tenants (docs/tenants.md, "Fair share"). `auto`: on when the config names a tenant (a key, mailbox or source bound to one, or a `tenants` entry). `off`: first in, first out for all.'),
+    window: positiveInt
+      .max(10_000)
+      .default(32)
+      .describe('With fair share: jobs a deliver partition\'s queue holds waiting at most; the rest wait in the fair queue, where a tenant with less sent goes first. Smaller is fairer, larger keeps more work ready for the workers.'),
+    tenants: z.array(tenantSchema).default([]).describe('Tenants with settings other than the defaults.'),
+  })
+  .superRefine((t, ctx) => {
+    const seen = new Set<string>();
+    t.tenants.forEach((tenant, i) => {
+      if (seen.has(tenant.id)) ctx.addIssue({ code: 'custom', path: ['tenants', i, 'id'], message: `tenant "${tenant.id}" is listed twice` });
+      seen.add(tenant.id);
+    });
+  });

@@ -1,0 +1,122 @@
+import { DEFAULT_TENANT, partitionOf, type DeliverJobData } from '@singleshot/core';
+import type { FairAdd, FairQueue } from '@singleshot/store';
+import { enqueueDeliveryJobs } from './batch-jobs';
+import type { Queues } from './queues';
+
+/** What the fair queue between tenants needs (docs/tenants.md, "Fair share"). */
+export interface FairShare {
+  queue: FairQueue;
+  /** Jobs a deliver partition's queue holds waiting at most (`tenancy.window`). */
+  window: number;
+  weightOf(tenant: string): number;
+  /** Operations per batch deliver job (`delivery.batchMax`). */
+  batchMax: number;
+  /** The fair queue of the partition layout being left (`redis.formerPartitions`), drained into today's queues. */
+  former?: { queue: FairQueue; partitions: number };
+}
+
+/**
+ * Deliver jobs by way of each partition's fair queue between tenants. The
+ * decision offers a fan-out's jobs: they join their tenants' lists, and as
+ * many as the queue has room for go into it at once, so a deployment below
+ * its capacity waits for nothing. The rest wait until a deliver worker takes
+ * a job and pumps the partition, or the periodic pump runs.
+ *
+ * Moved jobs are added to the queue, then taken out of transit. A process
+ * that dies between the two leaves them in transit, and `recover` adds them
+ * again: the job id is the operation key and a claim sends an operation once,
+ * so a second add costs nothing (invariant 1, docs/protocol.md).
+ */
+export class FairDispatch {
+  private readonly running = new Map<number, Promise<void>>();
+  private readonly again = new Set<number>();
+
+  constructor(
+    private readonly queues: Pick<Queues, 'deliverAll' | 'deliverOf' | 'partitions'>,
+    private readonly share: FairShare,
+  ) {}
+
+  /**
+   * Offers a fan-out's deliver jobs. A job with documents goes to the queue at
+   * once: the render wakes it by its job id, which must be there to be found.
+   */
+  async offer(jobs: readonly DeliverJobData[]): Promise<void> {
+    const direct: DeliverJobData[] = [];
+    const byPartition = new Map<number, Map<string, string[]>>();
+    for (const job of jobs) {
+      if (job.documents && job.documents.length > 0) {
+        direct.push(job);
+        continue;
+      }
+      const p = partitionOf(job.operationKey, this.queues.partitions);
+      let tenants = byPartition.get(p);
+      if (!tenants) byPartition.set(p, (tenants = new Map()));
+      const tenant = job.tenant ?? DEFAULT_TENANT;
+      const list = tenants.get(tenant);
+      if (list) list.push(JSON.stringify(job));
+      else tenants.set(tenant, [JSON.stringify(job)]);
+    }
+    await Promise.all([
+      enqueueDeliveryJobs(this.queues, direct, this.share.batchMax),
+      ...[...byPartition].map(([p, tenants]) => this.move(p, [...tenants].map(([tenant, documents]) => ({ tenant, weight: this.share.weightOf(tenant), documents })))),
+    ]);
+  }
+
+  /**
+   * Fills partition `p`'s queue up to the window. A call while one runs makes
+   * that one run once more rather than racing it: a worker taking many jobs
+   * in a row costs one script call per round, not one per job.
+   */
+  pump(p: number): Promise<void> {
+    const current = this.running.get(p);
+    if (current) {
+      this.again.add(p);
+      return current;
+    }
+    const run = (async () => {
+      try {
+        do {
+          this.again.delete(p);
+          await this.move(p, []);
+        } while (this.again.has(p));
+      } finally {
+        this.running.delete(p);
+      }
+    })();
+    this.running.set(p, run);
+    return run;
+  }
+
+  /**
+   * Adds again what a mover that died left in transit at least `olderThanMs`
+   * ago, and drains the former layout's fair queue of partition `p` (if any)
+   * into today's queues. Returns how many jobs it handed on.
+   */
+  async recover(p: number, olderThanMs: number): Promise<number> {
+    const stale = await this.share.queue.stale(p, olderThanMs);
+    await this.hand(this.share.queue, p, stale);
+    const former = this.share.former;
+    if (!former || p >= former.partitions) return stale.length;
+    const formerStale = await former.queue.stale(p, olderThanMs);
+    await this.hand(former.queue, p, formerStale);
+    // No queue of the former layout takes jobs: everything waiting moves, its wait list is a key that holds nothing.
+    const moved = await former.queue.move(p, former.queue.emptyKey(p), [], this.share.window);
+    await this.hand(former.queue, p, moved);
+    return stale.length + formerStale.length + moved.length;
+  }
+
+  private async move(p: number, adds: FairAdd[]): Promise<void> {
+    const queue = this.queues.deliverAll[p];
+    if (!queue) throw new RangeError(`partition ${p} has no deliver queue`);
+    // BullMQ's wait list: what it holds is not room.
+    const wait = queue.keys.wait ?? `${queue.qualifiedName}:wait`;
+    const moved = await this.share.queue.move(p, wait, adds, this.share.window);
+    await this.hand(this.share.queue, p, moved);
+  }
+
+  private async hand(fair: FairQueue, p: number, documents: readonly string[]): Promise<void> {
+    if (documents.length === 0) return;
+    await enqueueDeliveryJobs(this.queues, documents.map((d) => JSON.parse(d) as DeliverJobData), this.share.batchMax);
+    await fair.done(p, documents);
+  }
+}

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FairQueue } from '@singleshot/store';
+import type { Runtime } from '@singleshot/runtime';
+import { spawnApps, startHttpSink, startTestBackend, testConfig, waitUntil, writeConfigFile, type AppProcess, type HttpSink, type TestBackend } from '@singleshot/test-harness';
+import { testRuntime } from '../support/runtime';
+
+// The fair share between tenants, through real processes: a backlog of each
+// tenant's notifications waits (the delivery is not running), then one
+// delivery process with one provider call at a time and one job waiting in
+// its queue (a capacity of 2) sends them. The provider sees the tenants in
+// turn, and a tenant of weight 3 three times for each of a weight-1 tenant's,
+// whatever order their events arrived in.
+const TENANTS = ['a', 'b', 'c', 'heavy', 'light'] as const;
+type Tenant = (typeof TENANTS)[number];
+const keyOf = (tenant: Tenant) => `${tenant}-producer-key-00000001`;
+
+let redis: TestBackend;
+let sink: HttpSink;
+let front: AppProcess;
+let rt: Runtime;
+let fair: FairQueue;
+let ingest: string;
+let configFile: string;
+let cleanup: () => void;
+
+async function post(tenant: Tenant, n: number): Promise<void> {
+  const res = await fetch(`${ingest}/v1/events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${keyOf(tenant)}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ id: `${tenant}-${n}`, source: 'shop', type: 'order.created', recipients: [`${tenant}-${n}@x.test`], data: {} }),
+  });
+  expect(res.status).toBe(202);
+}
+
+const waitingTotal = async () => [...(await fair.waiting(0)).values()].reduce((a, b) => a + b, 0);
+
+/**
+ * Posts `backlog` (tenant, count) in order with the delivery stopped: the
+ * first tenant's first job goes to the queue (the window's one place), every
+ * other waits in the fair queue. Then runs a delivery until all are sent and
+ * returns the tenants in the order the provider was called.
+ */
+async function sendBacklog(backlog: Array<[Tenant, number]>): Promise<string[]> {
+  const before = sink.requests.length;
+  const total = backlog.reduce((sum, [, n]) => sum + n, 0);
+  const [first] = backlog[0]!;
+  await post(first, 0);
+  await waitUntil(async () => (await rt.queues.deliverAll[0]!.getWaitingCount()) === 1, 'the first job in the queue');
+  for (const [tenant, n] of backlog) for (let i = tenant === first ? 1 : 0; i < n; i++) await post(tenant, i);
+  await waitUntil(async () => (await waitingTotal()) === total - 1, `${total - 1} jobs waiting in the fair queue`);
+  const delivery = spawnApps('delivery', configFile);
+  try {
+    await sink.waitFor((s) => s.requests.length >= before + total, { timeoutMs: 30_000, what: `${total} sends` });
+  } finally {
+    await delivery.stop();
+  }
+  return sink.requests.slice(before).map((r) => String(r.recipient).split('-')[0]!);
+}
+
+beforeAll(async () => {
+  redis = await startTestBackend();
+  sink = await startHttpSink();
+  const config = testConfig({
+    ...redis.config,
+    ingest: { port: 0, host: '127.0.0.1', apiKeys: TENANTS.map((t) => ({ name: t, key: keyOf(t), sources: ['*'], tenant: t })) },
+    delivery: { concurrency: 1, metricsPort: 0 },
+    tenancy: { window: 1, tenants: [{ id: 'heavy', weight: 3 }] },
+    routes: [{ name: 'orders', match: { source: 'shop' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { text: 'Order' } }],
+    providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 2000 }] },
+  });
+  const written = writeConfigFile(config);
+  cleanup = written.cleanup;
+  configFile = written.file;
+  front = spawnApps('ingest,decision', configFile);
+  ingest = `http://127.0.0.1:${await front.metricsPort()}`;
+  rt = await testRuntime(config);
+  fair = new FairQueue(rt.redis, rt.keys);
+}, 60_000);
+
+afterAll(async () => {
+  await front?.stop();
+  await rt?.close();
+  await sink?.close();
+  await redis?.destroy();
+  cleanup?.();
+});
+
+describe('fair share between tenants (real processes, capacity 2)', () => {
+  it('sends three backlogged tenants of equal weight in turn, though each posted its five at once', async () => {
+    const order = await sendBacklog([
+      ['a', 5],
+      ['b', 5],
+      ['c', 5],
+    ]);
+    expect(order.join(',')).toBe('a,b,c,a,b,c,a,b,c,a,b,c,a,b,c');
+  }, 90_000);
+
+  it('sends a weight-3 tenant three times for each of a weight-1 tenant\'s', async () => {
+    const order = await sendBacklog([
+      ['heavy', 12],
+      ['light', 4],
+    ]);
+    expect(order.map((t) => t[0]).join('')).toBe('hlhhhlhhhlhhhlhh');
+  }, 90_000);
+
+  it('sent every operation once, and left nothing waiting or in transit', async () => {
+    expect(sink.requests.length).toBe(31);
+    expect(new Set(sink.requests.map((r) => r.recipient)).size).toBe(31);
+    expect(await fair.waiting(0)).toEqual(new Map());
+    expect(await fair.stale(0, -60_000)).toEqual([]);
+  });
+});
