@@ -9,7 +9,8 @@ import { testRuntime } from '../support/runtime';
 // delivery process with one provider call at a time and one job waiting in
 // its queue (a capacity of 2) sends them. The provider sees the tenants in
 // turn, and a tenant of weight 3 three times for each of a weight-1 tenant's,
-// whatever order their events arrived in.
+// whatever order their events arrived in. A tenant's transactional
+// notification goes before its own bulk backlog.
 const TENANTS = ['a', 'b', 'c', 'heavy', 'light'] as const;
 type Tenant = (typeof TENANTS)[number];
 const keyOf = (tenant: Tenant) => `${tenant}-producer-key-00000001`;
@@ -65,7 +66,10 @@ beforeAll(async () => {
     ingest: { port: 0, host: '127.0.0.1', apiKeys: TENANTS.map((t) => ({ name: t, key: keyOf(t), sources: ['*'], tenant: t })) },
     delivery: { concurrency: 1, metricsPort: 0 },
     tenancy: { window: 1, tenants: [{ id: 'heavy', weight: 3 }] },
-    routes: [{ name: 'orders', match: { source: 'shop' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { text: 'Order' } }],
+    routes: [
+      { name: 'orders', match: { source: 'shop' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { text: 'Order' } },
+      { name: 'newsletter', match: { source: 'news' }, action: 'notify', channel: 'webhook', recipients: 'event', priority: 'bulk', template: { text: 'News' } },
+    ],
     providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 2000 }] },
   });
   const written = writeConfigFile(config);
@@ -109,4 +113,32 @@ describe('fair share between tenants (real processes, capacity 2)', () => {
     expect(await fair.waiting(0)).toEqual(new Map());
     expect(await fair.stale(0, -60_000)).toEqual([]);
   });
+
+  it("sends a tenant's transactional notification before its 20,000 bulk ones that were waiting first", async () => {
+    const before = sink.requests.length;
+    const news = async (n: number) => {
+      const recipients = Array.from({ length: 1000 }, (_, i) => `news${n}-${i}@x.test`);
+      const res = await fetch(`${ingest}/v1/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${keyOf('a')}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ id: `news-${n}`, source: 'news', type: 'newsletter', recipients, data: {} }),
+      });
+      expect(res.status).toBe(202);
+    };
+    for (let n = 0; n < 20; n++) await news(n);
+    // One bulk job took the queue's one place; the other 19,999 wait in the fair queue.
+    await waitUntil(async () => (await waitingTotal()) === 19_999, '19,999 bulk jobs waiting', { timeoutMs: 120_000, intervalMs: 250 });
+    await post('a', 100);
+    await waitUntil(async () => (await waitingTotal()) === 20_000, 'the transactional job waiting behind them');
+    const delivery = spawnApps('delivery', configFile);
+    try {
+      await sink.waitFor((s) => s.requests.slice(before).some((r) => r.recipient === 'a-100@x.test'), { timeoutMs: 30_000, what: 'the transactional send' });
+    } finally {
+      await delivery.stop();
+    }
+    const sent = sink.requests.slice(before).map((r) => String(r.recipient));
+    // Only the bulk job already in the queue (the window of 1) went before it.
+    expect(sent.indexOf('a-100@x.test')).toBe(1);
+    expect(sent[0]).toMatch(/^news\d+-\d+@x\.test$/);
+  }, 240_000);
 });

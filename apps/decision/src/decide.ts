@@ -153,6 +153,7 @@ export function planOperations(
         ...withQuietHours(route, input, recipient),
         ...(route.category !== undefined ? { category: route.category } : {}),
         ...(route.required ? { required: true } : {}),
+        ...(route.priority === 'bulk' ? { priority: 'bulk' as const } : {}),
       });
       // One render per document, however many recipients need it (dependents are added below).
       route.documents.forEach((doc, i) => {

@@ -63,6 +63,7 @@ export function flushJob(close: DigestCloseJobData, route: RouteConfig & { diges
     ...(quiet ? { quietHours: quiet } : {}),
     ...(route.category !== undefined ? { category: route.category } : {}),
     ...(route.required ? { required: true } : {}),
+    ...(route.priority === 'bulk' ? { priority: 'bulk' as const } : {}),
   };
   return due > 0 ? { job, dueAt: due } : { job };
 }

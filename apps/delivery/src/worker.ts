@@ -71,6 +71,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   const routeLimits = new Map<string, RateLimitConfig>();
   for (const route of rt.config.routes) if (route.limit) routeLimits.set(route.name, route.limit);
   const waiting = new WaitingBoard();
+  const tenants = createTenantMetrics(rt.metrics.registry, tenantsOf(rt.config));
   rt.metrics.setWaitingSource(() => waiting.counts());
   const docs = rt.config.documents;
   let linkSecret: Promise<string> | undefined;
@@ -79,7 +80,7 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   const deps: DeliverDeps = {
     operations: traced ? tracedOperations(rt.operations) : rt.operations,
     waiting,
-    tenants: createTenantMetrics(rt.metrics.registry, tenantsOf(rt.config)),
+    tenants,
     providers: (channel: string) => tracedChains.get(channel) ?? [],
     addDead: (record: Parameters<typeof addDead>[1]) => addDead(rt.queues.dead, record),
     policy: delivery,
@@ -145,9 +146,11 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
     logger,
   );
   const fair = fairDispatchOf(rt);
+  const pumped = delivery.partitions ?? Array.from({ length: rt.keys.partitions }, (_, p) => p);
+  if (fair) tenants.setWaitingSource(() => fair.waiting(pumped));
   const pump = fair
     ? startFairPump(fair, {
-        partitions: delivery.partitions ?? Array.from({ length: rt.keys.partitions }, (_, p) => p),
+        partitions: pumped,
         qualifiedNames: rt.queues.deliverAll.map((q) => q.qualifiedName),
         intervalMs: FAIR_PUMP_INTERVAL_MS,
         staleMs: FAIR_TRANSIT_STALE_MS,

@@ -132,6 +132,10 @@ export const routeSchema = z
     category: identifier
       .optional()
       .describe('What kind of notification this is (`billing`, `news`): recipients opt out by category and channel, and email of a route with a category carries one-click unsubscribe.'),
+    priority: z
+      .enum(['transactional', 'bulk'])
+      .default('transactional')
+      .describe('Its class inside its tenant\'s share (docs/tenants.md, "Fair share"): a tenant\'s `transactional` jobs are sent before its `bulk` ones, so a password reset never waits behind that tenant\'s newsletter. A `bulk` route turns the fair queue on (`tenancy.fairShare: auto`).'),
     required: z
       .boolean()
       .default(false)

@@ -15,7 +15,7 @@ export const tenancySchema = z
     fairShare: z
       .enum(['auto', 'on', 'off'])
       .default('auto')
-      .describe('Choose the next deliver job fairly between tenants (docs/tenants.md, "Fair share"). `auto`: on when the config names a tenant (a key, mailbox or source bound to one, or a `tenants` entry). `off`: first in, first out for all.'),
+      .describe('Choose the next deliver job fairly between tenants (docs/tenants.md, "Fair share"). `auto`: on when the config names a tenant (a key, mailbox or source bound to one, or a `tenants` entry) or has a `bulk` route. `off`: first in, first out for all.'),
     window: positiveInt
       .max(10_000)
       .default(32)

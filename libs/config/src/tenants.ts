@@ -10,10 +10,10 @@ export function tenantsOf(config: Pick<Config, 'ingest' | 'mailboxes' | 'sources
   return [...new Set(named.filter((t): t is string => t !== undefined))];
 }
 
-/** Whether deliver jobs go through the fair queue between tenants (`tenancy.fairShare`). */
-export function fairShareOn(config: Pick<Config, 'ingest' | 'mailboxes' | 'sources' | 'tenancy'>): boolean {
+/** Whether deliver jobs go through the fair queue (`tenancy.fairShare`): `auto` when a tenant or a `bulk` route is configured. */
+export function fairShareOn(config: Pick<Config, 'ingest' | 'mailboxes' | 'sources' | 'tenancy' | 'routes'>): boolean {
   const { fairShare } = config.tenancy;
-  return fairShare === 'on' || (fairShare === 'auto' && tenantsOf(config).length > 0);
+  return fairShare === 'on' || (fairShare === 'auto' && (tenantsOf(config).length > 0 || config.routes.some((r) => r.priority === 'bulk')));
 }
 
 /** A tenant's weight: its `tenancy.tenants` entry's, else 1. */

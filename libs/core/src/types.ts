@@ -102,6 +102,8 @@ export interface DeliverJobData {
   category?: string;
   /** The route must go (a password reset, an invoice by law): opt-outs and quiet hours do not hold it back. */
   required?: boolean;
+  /** The route's priority class when it is `bulk`: the fair queue sends its tenant's other jobs first. */
+  priority?: 'bulk';
   /** W3C `traceparent` of the span that made this job, when tracing is on (libs/tracing); never part of an identity. */
   trace?: string;
 }

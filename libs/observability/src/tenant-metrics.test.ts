@@ -29,6 +29,18 @@ describe('createTenantMetrics', () => {
     expect(samples.some((s) => s.labels.tenant === `t${TENANT_LABELS_MAX}` || s.labels.tenant === 'never-configured')).toBe(false);
   });
 
+  it('reads the jobs waiting per tenant at scrape time, under the same bounded labels', async () => {
+    const registry = new Registry();
+    const tenants = createTenantMetrics(registry, ['acme']);
+    tenants.setWaitingSource(async () => new Map([['default', 2], ['acme', 5], ['stranger', 3], ['another', 4]]));
+    const gauge = (await registry.getMetricsAsJSON()).find((m) => m.name === 'singleshot_tenant_waiting');
+    expect(gauge?.values.map((v) => [v.labels.tenant, v.value]).sort()).toEqual([
+      ['acme', 5],
+      ['default', 2],
+      ['other', 7],
+    ]);
+  });
+
   it('registers its counters once per registry', () => {
     const registry = new Registry();
     createTenantMetrics(registry, []);

@@ -1,4 +1,5 @@
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { cachedSource, type SourceResult } from './cached-source';
 
 /** The most tenants that get a label of their own; the rest share `other`, so the label set stays bounded. */
 export const TENANT_LABELS_MAX = 100;
@@ -13,24 +14,51 @@ export interface TenantMetrics {
   arrived(tenant: string | undefined, result: 'accepted' | 'duplicate'): void;
   /** One operation sent (committed `sent`). */
   sent(tenant: string | undefined, channel: string): void;
+  /** Where `singleshot_tenant_waiting` comes from: jobs per tenant in the fair queues (read at scrape time, cached). */
+  setWaitingSource(fetch: () => Promise<ReadonlyMap<string, number>>): void;
 }
 
-const byRegistry = new WeakMap<Registry, { messages: Counter<'tenant' | 'result'>; sends: Counter<'tenant' | 'channel'> }>();
+interface TenantCollectors {
+  messages: Counter<'tenant' | 'result'>;
+  sends: Counter<'tenant' | 'channel'>;
+  /** The label of a tenant and the source of the waiting gauge: the last process-wide call's. */
+  waiting: { source?: () => Promise<SourceResult<ReadonlyMap<string, number>>>; label: (tenant: string) => string };
+}
+
+const byRegistry = new WeakMap<Registry, TenantCollectors>();
 
 /** The tenant counters of `registry` (registered once), labelled for `tenants`, the configured ones. */
 export function createTenantMetrics(registry: Registry, tenants: readonly string[]): TenantMetrics {
   let counters = byRegistry.get(registry);
   if (!counters) {
     const registers = [registry];
+    const waiting: TenantCollectors['waiting'] = { label: (t) => t };
+    new Gauge({
+      name: 'singleshot_tenant_waiting',
+      help: 'Deliver jobs waiting in the fair queues between tenants, by tenant, read at scrape time: those of the partitions this process pumps.',
+      labelNames: ['tenant'],
+      registers,
+      async collect() {
+        if (!waiting.source) return;
+        const result = await waiting.source();
+        this.reset();
+        if (!result.ok) return;
+        const sums = new Map<string, number>();
+        for (const [tenant, n] of result.value) sums.set(waiting.label(tenant), (sums.get(waiting.label(tenant)) ?? 0) + n);
+        for (const [tenant, n] of sums) this.set({ tenant }, n);
+      },
+    });
     counters = {
+      waiting,
       messages: new Counter({ name: 'singleshot_tenant_messages_total', help: 'Arrivals answered by acceptance, by tenant and result (accepted, duplicate).', labelNames: ['tenant', 'result'], registers }),
       sends: new Counter({ name: 'singleshot_tenant_sends_total', help: 'Operations sent, by tenant and channel.', labelNames: ['tenant', 'channel'], registers }),
     };
     byRegistry.set(registry, counters);
   }
-  const { messages, sends } = counters;
+  const { messages, sends, waiting } = counters;
   const named = new Set(tenants.slice(0, TENANT_LABELS_MAX));
   const label = (tenant: string | undefined) => (tenant === undefined || tenant === 'default' ? 'default' : named.has(tenant) ? tenant : 'other');
+  waiting.label = label;
   // Label children looked up once per label pair: these count every notification.
   const arrivals = new Map<string, Record<'accepted' | 'duplicate', Counter.Internal>>();
   const sent = new Map<string, Map<string, Counter.Internal>>();
@@ -48,6 +76,9 @@ export function createTenantMetrics(registry: Registry, tenants: readonly string
       let child = byChannel.get(channel);
       if (!child) byChannel.set(channel, (child = sends.labels(t, channel)));
       child.inc();
+    },
+    setWaitingSource(fetch) {
+      waiting.source = cachedSource(fetch);
     },
   };
 }

@@ -51,14 +51,15 @@ export class FairDispatch {
       const p = partitionOf(job.operationKey, this.queues.partitions);
       let tenants = byPartition.get(p);
       if (!tenants) byPartition.set(p, (tenants = new Map()));
-      const tenant = job.tenant ?? DEFAULT_TENANT;
-      const list = tenants.get(tenant);
+      // A tenant's transactional and bulk jobs are two adds: `tenant` or `tenant|bulk` (no tenant id holds a `|`).
+      const group = job.priority === 'bulk' ? `${job.tenant ?? DEFAULT_TENANT}|bulk` : (job.tenant ?? DEFAULT_TENANT);
+      const list = tenants.get(group);
       if (list) list.push(JSON.stringify(job));
-      else tenants.set(tenant, [JSON.stringify(job)]);
+      else tenants.set(group, [JSON.stringify(job)]);
     }
     await Promise.all([
       enqueueDeliveryJobs(this.queues, direct, this.share.batchMax),
-      ...[...byPartition].map(([p, tenants]) => this.move(p, [...tenants].map(([tenant, documents]) => ({ tenant, weight: this.share.weightOf(tenant), documents })))),
+      ...[...byPartition].map(([p, groups]) => this.move(p, [...groups].map(([group, documents]) => this.addOf(group, documents)))),
     ]);
   }
 
@@ -103,6 +104,20 @@ export class FairDispatch {
     const moved = await former.queue.move(p, former.queue.emptyKey(p), [], this.share.window);
     await this.hand(former.queue, p, moved);
     return stale.length + formerStale.length + moved.length;
+  }
+
+  private addOf(group: string, documents: string[]): FairAdd {
+    const [tenant = group, bulk] = group.split('|');
+    return { tenant, weight: this.share.weightOf(tenant), documents, ...(bulk ? { bulk: true } : {}) };
+  }
+
+  /** Jobs waiting in the fair queues of `partitions`, per tenant. */
+  async waiting(partitions: readonly number[]): Promise<Map<string, number>> {
+    const sums = new Map<string, number>();
+    for (const each of await Promise.all(partitions.map((p) => this.share.queue.waiting(p)))) {
+      for (const [tenant, n] of each) sums.set(tenant, (sums.get(tenant) ?? 0) + n);
+    }
+    return sums;
   }
 
   private async move(p: number, adds: FairAdd[]): Promise<void> {

@@ -78,6 +78,7 @@ export const deliverJobSchema = z.object({
   quietHours: z.object({ start: z.string().min(1), end: z.string().min(1), timezone: z.string().min(1) }).optional(),
   category: z.string().min(1).optional(),
   required: z.boolean().optional(),
+  priority: z.literal('bulk').optional(),
   trace: traceField,
 });
 

@@ -115,6 +115,15 @@ describe('FairQueue (start-time fair queueing between tenants, fair-move.lua)', 
     expect(await dispatch(12, 1)).toBe('ababaaabaaab');
   });
 
+  it("sends a tenant's transactional job before its bulk backlog, inside the same share", async () => {
+    await fair.move(P, wait, [{ tenant: 'a', weight: 1, documents: docs('bulk', 6), bulk: true }], 0);
+    await backlog('b', 4);
+    await fair.move(P, wait, [{ tenant: 'a', weight: 1, documents: ['reset0'] }], 0);
+    expect(await fair.waiting(P)).toEqual(new Map([['a', 7], ['b', 4]]));
+    // a's reset goes first of a's, and a's bulk takes a's turns only: b is not slowed by it.
+    expect(await dispatch(8, 1)).toBe('resetbbulkbbulkbbulkb');
+  });
+
   it('keeps moved jobs in transit until done, where a mover that died leaves them for stale', async () => {
     await backlog('a', 3);
     const moved = await fair.move(P, wait, [], 2);

@@ -16,6 +16,8 @@ export interface FairAdd {
   /** The tenant's weight, an integer of 1 or more; it replaces the one kept. */
   weight: number;
   documents: readonly string[];
+  /** Of the tenant's bulk class: moved only when the tenant has no other job waiting. */
+  bulk?: boolean;
 }
 
 /**
@@ -44,7 +46,7 @@ export class FairQueue {
       [k.ready, k.clock, k.transit, waitKey],
       {
         listPrefix: k.listPrefix,
-        adds: adds.map((a) => ({ tenant: a.tenant, weight: Math.max(1, Math.floor(a.weight)), count: a.documents.length })),
+        adds: adds.map((a) => ({ tenant: a.tenant, weight: Math.max(1, Math.floor(a.weight)), count: a.documents.length, bulk: a.bulk === true })),
         window,
         scale: decimal(FAIR_SCALE),
         now: decimal(this.now()),
@@ -80,8 +82,8 @@ export class FairQueue {
     const tenants = await this.redis.zrange(k.ready, 0, -1);
     if (tenants.length === 0) return new Map();
     const pipeline = this.redis.pipeline();
-    for (const t of tenants) pipeline.llen(k.listPrefix + t);
+    for (const t of tenants) pipeline.llen(k.listPrefix + t).llen(`${k.listPrefix + t}|bulk`);
     const lengths = (await pipeline.exec()) ?? [];
-    return new Map(tenants.map((t, i) => [t, Number(lengths[i]?.[1] ?? 0)]));
+    return new Map(tenants.map((t, i) => [t, Number(lengths[2 * i]?.[1] ?? 0) + Number(lengths[2 * i + 1]?.[1] ?? 0)]));
   }
 }

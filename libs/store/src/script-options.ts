@@ -158,8 +158,8 @@ export interface ScriptOptions {
   'fair-move': {
     /** A tenant's list key is this and its id (the partition's hash slot). */
     listPrefix: string;
-    /** The next `count` documents are `tenant`'s, at `weight` (an integer, 1 or more). */
-    adds: Array<{ tenant: string; weight: number; count: number }>;
+    /** The next `count` documents are `tenant`'s, at `weight` (an integer, 1 or more), of its bulk class when `bulk`. */
+    adds: Array<{ tenant: string; weight: number; count: number; bulk: boolean }>;
     /** Deliver jobs waiting in the queue at most: the room is what the wait list leaves of it. */
     window: number;
     /** A tag's advance at weight 1. */

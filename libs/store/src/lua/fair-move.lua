@@ -1,7 +1,8 @@
 --[[
   A partition's fair queue between tenants (docs/tenants.md, "Fair share"):
   start-time fair queueing over per-tenant lists, first in, first out inside
-  a tenant. Adds the deliver jobs of a fan-out to their tenants' lists, then
+  a tenant, and inside a tenant its transactional jobs before its bulk ones
+  (a second list, `<tenant>|bulk`). Adds the deliver jobs of a fan-out to their tenants' lists, then
   moves as many as the deliver queue has room for, each time the tenant whose
   next job has the smallest start tag, into the transit set. The caller adds
   what it gets to the deliver queue and then removes it from transit; a
@@ -25,7 +26,8 @@
 
     ARGV[1] options (JSON, ScriptOptions['fair-move'] in script-options.ts):
       listPrefix  a tenant's list is listPrefix .. tenant (the same hash slot as KEYS)
-      adds        { tenant, weight, count }: the next `count` documents are that tenant's
+      adds        { tenant, weight, count, bulk }: the next `count` documents are that
+                  tenant's, of its bulk class when `bulk` is true
       window      deliver jobs waiting at most; room = window - LLEN(KEYS[4])
       scale       a tag's advance at weight 1
       now         ms
@@ -42,10 +44,15 @@ local function num(field)
   return tonumber(redis.call('HGET', clock, field) or '0')
 end
 
+local function waitingOf(tenant)
+  return redis.call('LLEN', prefix .. tenant) + redis.call('LLEN', prefix .. tenant .. '|bulk')
+end
+
 local arg = 2
 for _, add in ipairs(o.adds) do
   local list = prefix .. add.tenant
-  local waiting = redis.call('LLEN', list)
+  if add.bulk == true then list = list .. '|bulk' end
+  local waiting = waitingOf(add.tenant)
   for _ = 1, add.count do
     redis.call('RPUSH', list, ARGV[arg])
     arg = arg + 1
@@ -64,8 +71,7 @@ while room > 0 do
   local head = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
   if #head == 0 then break end
   local tenant, start = head[1], tonumber(head[2])
-  local list = prefix .. tenant
-  local doc = redis.call('LPOP', list)
+  local doc = redis.call('LPOP', prefix .. tenant) or redis.call('LPOP', prefix .. tenant .. '|bulk')
   local nextStart = start
   if doc then
     local weight = tonumber(redis.call('HGET', clock, 'w:' .. tenant) or '1')
@@ -78,7 +84,7 @@ while room > 0 do
     room = room - 1
   end
   -- Its next job starts where this one finished: the virtual time is this one's start, never past it.
-  if redis.call('LLEN', list) > 0 then
+  if waitingOf(tenant) > 0 then
     redis.call('ZADD', ready, string.format('%.0f', nextStart), tenant)
   else
     redis.call('ZREM', ready, tenant)
