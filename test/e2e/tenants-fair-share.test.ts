@@ -11,7 +11,7 @@ import { testRuntime } from '../support/runtime';
 // turn, and a tenant of weight 3 three times for each of a weight-1 tenant's,
 // whatever order their events arrived in. A tenant's transactional
 // notification goes before its own bulk backlog.
-const TENANTS = ['a', 'b', 'c', 'heavy', 'light'] as const;
+const TENANTS = ['a', 'b', 'c', 'heavy', 'light', 'capped'] as const;
 type Tenant = (typeof TENANTS)[number];
 const keyOf = (tenant: Tenant) => `${tenant}-producer-key-00000001`;
 
@@ -24,13 +24,15 @@ let ingest: string;
 let configFile: string;
 let cleanup: () => void;
 
-async function post(tenant: Tenant, n: number): Promise<void> {
-  const res = await fetch(`${ingest}/v1/events`, {
+const postEvent = (tenant: Tenant, n: number) =>
+  fetch(`${ingest}/v1/events`, {
     method: 'POST',
     headers: { authorization: `Bearer ${keyOf(tenant)}`, 'content-type': 'application/json' },
     body: JSON.stringify({ id: `${tenant}-${n}`, source: 'shop', type: 'order.created', recipients: [`${tenant}-${n}@x.test`], data: {} }),
   });
-  expect(res.status).toBe(202);
+
+async function post(tenant: Tenant, n: number): Promise<void> {
+  expect((await postEvent(tenant, n)).status).toBe(202);
 }
 
 const waitingTotal = async () => [...(await fair.waiting(0)).values()].reduce((a, b) => a + b, 0);
@@ -65,7 +67,7 @@ beforeAll(async () => {
     ...redis.config,
     ingest: { port: 0, host: '127.0.0.1', apiKeys: TENANTS.map((t) => ({ name: t, key: keyOf(t), sources: ['*'], tenant: t })) },
     delivery: { concurrency: 1, metricsPort: 0 },
-    tenancy: { window: 1, tenants: [{ id: 'heavy', weight: 3 }] },
+    tenancy: { window: 1, tenants: [{ id: 'heavy', weight: 3 }, { id: 'capped', maxPending: 3 }] },
     routes: [
       { name: 'orders', match: { source: 'shop' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { text: 'Order' } },
       { name: 'newsletter', match: { source: 'news' }, action: 'notify', channel: 'webhook', recipients: 'event', priority: 'bulk', template: { text: 'News' } },
@@ -113,6 +115,33 @@ describe('fair share between tenants (real processes, capacity 2)', () => {
     expect(await fair.waiting(0)).toEqual(new Map());
     expect(await fair.stale(0, -60_000)).toEqual([]);
   });
+
+  it('answers 429 with Retry-After to a tenant at its maxPending, and to no other tenant', async () => {
+    const before = sink.requests.length;
+    await post('capped', 0);
+    await waitUntil(async () => (await rt.queues.deliverAll[0]!.getWaitingCount()) === 1, 'the first job in the queue');
+    for (let n = 1; n <= 3; n++) {
+      await post('capped', n);
+      await waitUntil(async () => (await waitingTotal()) === n, `${n} waiting`);
+    }
+    const refused = await postEvent('capped', 4);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await refused.json()).toMatchObject({ error: { code: 'TENANT_BACKLOG_FULL', details: { tenant: 'capped', waiting: 3, maxPending: 3 } } });
+    // Another tenant's event is taken: the bound is the capped tenant's alone.
+    await post('a', 50);
+    await waitUntil(async () => (await waitingTotal()) === 4, "a's job waiting too");
+    const delivery = spawnApps('delivery', configFile);
+    try {
+      await sink.waitFor((s) => s.requests.length >= before + 5, { timeoutMs: 30_000, what: 'the five sends' });
+      // Once its backlog went, the refused event is taken on its retry.
+      await post('capped', 4);
+      await sink.waitFor((s) => s.requests.length >= before + 6, { timeoutMs: 30_000, what: 'the retried event sent' });
+    } finally {
+      await delivery.stop();
+    }
+    expect(sink.requests.slice(before).map((r) => r.recipient).sort()).toEqual(['a-50@x.test', ...[0, 1, 2, 3, 4].map((n) => `capped-${n}@x.test`)]);
+  }, 90_000);
 
   it("sends a tenant's transactional notification before its 20,000 bulk ones that were waiting first", async () => {
     const before = sink.requests.length;

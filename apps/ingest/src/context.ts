@@ -3,6 +3,7 @@ import type { Runtime } from '@singleshot/runtime';
 import type { Acceptor, CancelPort } from '@singleshot/intake';
 import type { IngestCounters } from './counters';
 import type { ProducerAuth } from './producer-auth';
+import type { TenantBacklog } from './tenant-backlog';
 
 /** What the ingest routes need; built once by `startIngest`, small in tests. */
 export interface IngestContext {
@@ -22,6 +23,8 @@ export interface IngestContext {
   maxMailBytes: number;
   /** How far ahead an event may be scheduled (`scheduling.maxHorizonDays`), ms. */
   maxHorizonMs: number;
+  /** Tenants' `maxPending`; absent when no tenant has one. */
+  backlog?: TenantBacklog;
   /** `POST /v1/cancellations`; absent in tests of the event door alone. */
   cancels?: CancelPort;
   /**

@@ -19,7 +19,7 @@ export const intakeErrors = {
   '401': errorResponse('No valid credentials: an unknown API key or a wrong `X-Singleshot-Signature`, or none where credentials are configured; a `WWW-Authenticate: Bearer` challenge accompanies it'),
   '403': errorResponse('The API key may not post this source (code `SOURCE_NOT_ALLOWED`)'),
   '413': errorResponse('The body exceeds `ingest.maxBodyBytes` (code `BODY_TOO_LARGE`)'),
-  '429': errorResponse('The producer is over its rate limit (code `RATE_LIMITED`); retry with the same id after `Retry-After`', retryAfterHeader),
+  '429': errorResponse('The producer is over its rate limit (code `RATE_LIMITED`), or its tenant has `maxPending` jobs waiting (code `TENANT_BACKLOG_FULL`); retry with the same id after `Retry-After`', retryAfterHeader),
   '500': errorResponse('Internal error; nothing was confirmed, retry with the same id'),
   '503': errorResponse('Redis did not confirm the message (code `STORE_UNAVAILABLE`), or ingest is shedding load; retry with the same id', retryAfterHeader),
 };

@@ -1,5 +1,5 @@
 import { normalizeRecipient } from '@singleshot/core';
-import { Cancellations, FeedbackStore, MessageStore, Suppressions } from '@singleshot/store';
+import { Cancellations, FairQueue, FeedbackStore, MessageStore, Suppressions } from '@singleshot/store';
 import { listen } from '@singleshot/http';
 import { defaultReady, documentLinkSecret, readOnce, unsubscribeSecret, type RunningWorker } from '@singleshot/runtime';
 import { Acceptor } from '@singleshot/intake';
@@ -8,6 +8,7 @@ import { createTenantMetrics } from '@singleshot/observability';
 import { IngestCounters } from './counters';
 import { serveRoutes } from './http/serve';
 import { IntakeGate } from './intake-gate';
+import { TenantBacklog } from './tenant-backlog';
 import { ingestRoutes } from './route-table';
 import { documentsRoute } from './routes/documents';
 import { preferencesRoutes } from './routes/preferences';
@@ -62,8 +63,18 @@ export function ingestContext(rt: IngestRuntime): IngestContext {
       messages,
       replicas: rt.replicaWaits?.producer,
     },
+    ...backlogOf(rt),
     sourceLabel: (source) => (knownSources.has(source) ? source : 'other'),
   };
+}
+
+/** The tenants' `maxPending`, read from the fair queues on the fail-fast producer connection; nothing when none has one. */
+function backlogOf(rt: IngestRuntime): { backlog?: TenantBacklog } {
+  const limits = new Map(rt.config.tenancy.tenants.flatMap((t) => (t.maxPending === undefined ? [] : [[t.id, t.maxPending] as const])));
+  if (limits.size === 0) return {};
+  const logger = rt.logger.child({ component: 'ingest' });
+  const onError = (err: unknown) => logger.warn({ event: 'tenant_backlog_read_failed', err }, 'could not read a tenant backlog; the event is taken without its maxPending check');
+  return { backlog: new TenantBacklog(new FairQueue(rt.producer, rt.keys), rt.keys.partitions, limits, onError) };
 }
 
 /** Provider inbound formats (Mailgun, Postmark, SendGrid) from `config.webhooks`. */

@@ -27,6 +27,7 @@ export const ERROR_CODES = {
   REPLAYED_TOKEN: 'a webhook signature token was already used',
   CROSS_ORIGIN: 'a state-changing dashboard request did not come from the dashboard',
   RATE_LIMITED: 'the producer is over its intake rate limit (429, retry later)',
+  TENANT_BACKLOG_FULL: 'the tenant has its `maxPending` deliver jobs waiting (429, retry later)',
   OVERLOADED: 'too many requests in flight (503, retry later)',
   BODY_TOO_LARGE: 'the body exceeds the configured limit',
   UNSUPPORTED_MEDIA_TYPE: 'a webhook body has the wrong content type',

@@ -65,6 +65,9 @@ export const LOG_EVENTS = {
   sweeper_requeued: 'the sweeper re-enqueued an overdue operation whose job was missing',
   sweeper_job_missing: 'an overdue operation has no stored deliver job; the sweeper cannot re-enqueue it',
   sweep_failed: 'a sweep failed; the sweeper tries again next interval',
+  fair_pump_failed: 'moving jobs from a fair queue between tenants to the deliver queue failed; the next pump retries (nothing leaves the fair queue or transit until added)',
+  fair_transit_recovered: 'jobs a stopped mover left in a fair queue\'s transit were added to the deliver queue again',
+  tenant_backlog_read_failed: 'a tenant\'s backlog could not be read for its maxPending; the event was taken unchecked',
   // Documents
   document_stored: 'a document was rendered and stored',
   document_retry: 'document generation failed; it is retried on its own schedule',

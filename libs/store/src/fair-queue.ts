@@ -71,6 +71,13 @@ export class FairQueue {
     return this.redis.zrangebyscore(this.keys.fairQueue(partition).transit, '-inf', this.now() - olderThanMs, 'LIMIT', 0, max);
   }
 
+  /** Jobs of `tenant` waiting in partition `partition`'s fair queue, both classes. */
+  async waitingOf(partition: number, tenant: string): Promise<number> {
+    const list = this.keys.fairQueue(partition).listPrefix + tenant;
+    const [[, plain] = [], [, bulk] = []] = (await this.redis.pipeline().llen(list).llen(`${list}|bulk`).exec()) ?? [];
+    return Number(plain ?? 0) + Number(bulk ?? 0);
+  }
+
   /** A key in partition `partition`'s slot that never holds anything: the wait list of a queue that takes no jobs. */
   emptyKey(partition: number): string {
     return this.keys.fairQueue(partition).listPrefix;

@@ -65,6 +65,11 @@ async function postEvent(ctx: IngestContext, res: ServerResponse, request: Route
     ctx.counters.received(ctx.sourceLabel(event.source), 'invalid');
     return sendError(res, 400, timing.code, timing.message);
   }
+  const full = await ctx.backlog?.full(key.tenant);
+  if (full) {
+    res.setHeader('retry-after', '1');
+    return sendError(res, 429, 'TENANT_BACKLOG_FULL', `tenant "${full.tenant}" has ${full.waiting} notifications waiting, at its maxPending of ${full.maxPending}; retry later`, { ...full, retryAfterSeconds: 1 });
+  }
   // A key bound to a tenant posts that tenant's events: same source and id, another tenant's message.
   const messageKey = tenantKey(key.tenant, eventMessageKey(event.source, id));
   await answerAccepted(
