@@ -1,6 +1,7 @@
 import { markdownTables, ratios } from './report';
 import type { Summary } from './report';
 import { digestsTable, type DigestsResult } from './digests-table';
+import { tenantsTable, type TenantsResult } from './tenants';
 import { sourcesTable, type SourceRow } from './sources-table';
 import { retainedTable, type RetainedResult } from './retained';
 import { SYSTEMS, type SystemId } from './systems';
@@ -25,6 +26,8 @@ export interface StoredResult {
   sources?: SourceRow[];
   /** `--digests`: a plain route and a digest route fed the same events, each on its own `singleshot start`. */
   digests?: DigestsResult;
+  /** `--tenants`: one burst, one tenant against ten with and without the fair queue. */
+  tenants?: TenantsResult;
   /** `singleshot start` on an empty store and on one holding retained operations (`--retained`). */
   retained?: RetainedResult;
 }
@@ -54,6 +57,7 @@ export function benchmarksMarkdown(result: StoredResult, resultsPath: string): s
     ...(targets.length ? ['Targets (docs/benchmarks.md), `singleshot start` in this run:', '', ...targetLines(targets).map((l) => `- ${l}`), ''] : []),
     ...(result.sources?.length ? sourcesSection(result.sources) : []),
     ...(result.digests?.rows.length ? digestsSection(result.digests) : []),
+    ...(result.tenants?.rows.length ? ['', '## Tenants', '', tenantsTable(result.tenants.rows, result.tenants.workload)] : []),
     ...(result.retained ? retainedSection(result.retained) : []),
   ].join('\n');
 }

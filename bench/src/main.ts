@@ -13,6 +13,7 @@ import { measureSource } from './sources';
 import { startTraceSink } from './trace-sink';
 import { parseSourceList, sourcesTable, SourceOptionError, type SourceKind, type SourceRow } from './sources-table';
 import { measureDigestRoute } from './digests';
+import { TENANTS_BENCH, TENANTS_LAYOUTS, measureTenantsRow, tenantsTable, type TenantsResult, type TenantsWorkload } from './tenants';
 import { keepProfileSection, profileMarkdown, profileRound, withProfileSection, type ProfileRow } from './profile-round';
 import { DIGEST_BENCH_RECIPIENTS, DIGEST_BENCH_SETTINGS, digestsTable, type DigestsResult, type DigestsWorkload } from './digests-table';
 import { measureRetained, retainedTable, retainedTargets } from './retained';
@@ -52,6 +53,8 @@ const OPTIONS = {
   'source-batch': { type: 'string' },
   digests: { type: 'boolean', default: false },
   'digest-events': { type: 'string' },
+  tenants: { type: 'boolean', default: false },
+  'tenant-events': { type: 'string' },
   'write-md': { type: 'boolean' },
   out: { type: 'string' },
   report: { type: 'string' },
@@ -86,6 +89,10 @@ const USAGE = `usage: npm run bench [-- options]
                           each on its own singleshot start, fed the same events for ${DIGEST_BENCH_RECIPIENTS} recipients, each
                           posted twice: members/s, digests, duplicates, lost, Redis commands per member; off by default
   --digest-events N       events of each digest row (default 2,000; --quick 300)
+  --tenants               then one burst on its own singleshot start three ways: one producer without a tenant,
+                          ${TENANTS_BENCH.tenants} tenants (one posting half) with the fair queue, and the same without it:
+                          notifications/s, p99 per tenant, Jain's index; off by default
+  --tenant-events N       events of each tenants row (default 6,000; --quick 1,500)
   --no-aof-rewrite        diagnostic: Redis's automatic AOF rewrites off; judges no target, writes no BENCHMARKS.md
   --trace                 diagnostic: OpenTelemetry tracing on (OTLP/HTTP to a local receiver that discards
                           the spans), to compare with a run without; judges no target, writes no BENCHMARKS.md
@@ -158,7 +165,8 @@ const diagnostic =
     : a.trace === true
       ? 'tracing on (--trace), not the measured configuration'
       : undefined;
-if (a.profile && (a['write-md'] || a.sources || a.digests || a.trace)) refuse('--profile runs only the profile rounds: no --write-md, --sources, --digests or --trace with it');
+if (a.profile && (a['write-md'] || a.sources || a.digests || a.tenants || a.trace)) refuse('--profile runs only the profile rounds: no --write-md, --sources, --digests, --tenants or --trace with it');
+if (!a.tenants && a['tenant-events'] !== undefined) refuse('--tenant-events needs --tenants');
 if (diagnostic && a['write-md']) refuse(`--write-md refused: ${diagnostic}`);
 const processes = a.processes === undefined ? undefined : num('processes', a.processes, 1);
 const partial = whyPartial({ rounds, openRate, openLoops: !a['no-open-loop'], systems, processes });
@@ -266,6 +274,16 @@ async function main(): Promise<void> {
       log(`digests ${route}: ${row.eventsPerSecond} events/s, ${row.perSecond} ${route === 'plain' ? 'notifications' : 'members'}/s, sent ${row.sent}${row.digests ? ` ${JSON.stringify(row.digests.closedBy)}` : ''}, dup ${row.duplicates}, lost ${row.lost}, redis cmds ${row.redis.commandsPer} scripts ${row.redis.scriptCallsPer} per ${route === 'plain' ? 'notification' : 'member'}`);
     }
   }
+  let tenants: TenantsResult | undefined;
+  if (a.tenants) {
+    const w: TenantsWorkload = { ...TENANTS_BENCH, events: num('tenant-events', a['tenant-events'], quick ? 1500 : 6000), inFlight: workload.inFlight, concurrency: common.concurrency, appendfsync, drainSeconds: common.drainSeconds };
+    tenants = { workload: w, rows: [] };
+    for (const layout of TENANTS_LAYOUTS) {
+      const row = await measureTenantsRow(layout, w);
+      tenants.rows.push(row);
+      log(`tenants ${layout}: ${row.perSecond}/s, p99 ${row.p99} ms${row.jain !== undefined ? `, light p99 ${row.lightP99} ms, heavy p99 ${row.heavyP99} ms, Jain ${row.jain}` : ''}, sent ${row.sent}, lost ${row.lost}, dup ${row.duplicates}`);
+    }
+  }
   const summaries = systems.map((s) => summarize(s, runs.get(s) ?? [], open.get(s)));
   const reference: SystemId = systems.includes('singleshot-start') ? 'singleshot-start' : (systems[0] as SystemId);
   const tables = markdownTables(summaries, reference, openRate);
@@ -275,13 +293,14 @@ async function main(): Promise<void> {
   for (const line of ratios(summaries, reference)) log(line);
   if (sources.length > 0) log(`\n${sourcesTable(sources)}`);
   if (digests) log(`\n${digestsTable(digests)}`);
+  if (tenants) log(`\n${tenantsTable(tenants.rows, tenants.workload)}`);
   if (retained) log(`\n${retainedTable(retained)}`);
   // A diagnostic run's figures are not the measured configuration's: no target is judged on them.
   const targets = diagnostic ? [] : [...checkTargets(summaries, { openLoopAtHalfMax: openRate === undefined }), ...(retained ? retainedTargets(retained) : [])];
   if (targets.length) log(`\ntargets (docs/benchmarks.md):\n${targetLines(targets).join('\n')}`);
   if (diagnostic) log(`\ntargets (docs/benchmarks.md): not judged (diagnostic: ${diagnostic})`);
   const env = { machine: { ...machine(), loadAverageAtStart: loadAtStart }, versions: versions() };
-  const result = { startedAt: started.toISOString(), quick, ...(diagnostic ? { diagnostic } : {}), workload, options: common, rounds, ...(openRate !== undefined ? { openRate } : {}), env, summaries, targets, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open), ...(sources.length > 0 ? { sources } : {}), ...(digests ? { digests } : {}), ...(retained ? { retained } : {}) };
+  const result = { startedAt: started.toISOString(), quick, ...(diagnostic ? { diagnostic } : {}), workload, options: common, rounds, ...(openRate !== undefined ? { openRate } : {}), env, summaries, targets, runs: Object.fromEntries(runs), openLoop: Object.fromEntries(open), ...(sources.length > 0 ? { sources } : {}), ...(digests ? { digests } : {}), ...(tenants ? { tenants } : {}), ...(retained ? { retained } : {}) };
   const dir = join(root, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const out = a.out ?? join(dir, quick ? 'quick-latest.json' : `${started.toISOString().replace(/[:.]/g, '-')}.json`);

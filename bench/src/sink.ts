@@ -49,7 +49,8 @@ function recordDigest(digests: Sink['digests'], id: string, body: Body, at: numb
   digests.set(id, { count: 1, firstAt: at, recipient: body.recipient ?? '', reason: body.data?.digest?.reason ?? '', events });
 }
 
-export async function startSink(): Promise<Sink> {
+/** The bench's provider; `delayMs` is its answer time per call (none by default). */
+export async function startSink(options: { delayMs?: number } = {}): Promise<Sink> {
   const sink: Sink = { port: 0, received: new Map(), digests: new Map(), posts: 0, close: async () => undefined };
   const provider = await startProviderSink(({ body: parsed }) => {
     const at = performance.now();
@@ -66,7 +67,7 @@ export async function startSink(): Promise<Sink> {
     const hit = sink.received.get(key);
     if (hit) hit.count++;
     else sink.received.set(key, { count: 1, firstAt: at, event });
-  });
+  }, options);
   sink.port = provider.port;
   sink.close = provider.close;
   return sink;

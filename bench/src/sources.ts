@@ -28,12 +28,13 @@ function benchEvents(prefix: string, count: number, recipients: number): BenchEv
 }
 
 /** The HTTP row's producer (and the digest rows'): ingest's `POST /v1/events`, a batch's POSTs at once, each retried on 429/5xx as a producer would. */
-export function httpProducer(ingestUrl: string, inFlight: number): Pick<Origin, 'publish' | 'stop'> {
+export function httpProducer(ingestUrl: string, inFlight: number, key?: string): Pick<Origin, 'publish' | 'stop'> {
   const pool = new Pool(ingestUrl, { connections: inFlight, pipelining: 1 });
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) };
   const post = async (e: BenchEvent): Promise<void> => {
     const body = JSON.stringify({ ...e, source: 'bench' });
     for (let attempt = 0; ; attempt++) {
-      const res = await pool.request({ method: 'POST', path: '/v1/events', headers: { 'content-type': 'application/json' }, body });
+      const res = await pool.request({ method: 'POST', path: '/v1/events', headers, body });
       const text = await res.body.text();
       if (res.statusCode >= 200 && res.statusCode < 300) return;
       if ((res.statusCode !== 429 && res.statusCode < 500) || attempt === 7) throw new Error(`bench: ingest answered ${res.statusCode}: ${text}`);

@@ -38,7 +38,7 @@ const DIST = existsSync(join(__dirname, '..', 'apps')) ? resolve(__dirname, '..'
  * posting to the sink. singleshot only: `sources` for its relay, `route`
  * fields laid over its one route (`digest`, `template`).
  */
-export async function startSystem(id: SystemId, opts: { sinkPort: number; concurrency: number; appendfsync: 'everysec' | 'always'; aofRewrite?: boolean; processes?: number; sources?: readonly Record<string, unknown>[]; route?: Record<string, unknown>; nodeArgs?: readonly string[] }): Promise<RunningSystem> {
+export async function startSystem(id: SystemId, opts: { sinkPort: number; concurrency: number; appendfsync: 'everysec' | 'always'; aofRewrite?: boolean; processes?: number; sources?: readonly Record<string, unknown>[]; route?: Record<string, unknown>; tenantKeys?: ReadonlyArray<{ tenant: string; key: string }>; fairShare?: 'on' | 'off'; nodeArgs?: readonly string[] }): Promise<RunningSystem> {
   const nodeArgs = [...NODE_ARGS, ...(opts.nodeArgs ?? [])];
   const def = SYSTEMS.find((s) => s.id === id);
   if (!def) throw new Error(`bench: unknown system ${id}`);
@@ -67,6 +67,9 @@ export async function startSystem(id: SystemId, opts: { sinkPort: number; concur
         ...(opts.route ? { route: opts.route } : {}),
         // The bench's `--sources` rows.
         ...(opts.sources ? { sources: opts.sources } : {}),
+        // The bench's `--tenants` row: a producer key per tenant.
+        ...(opts.tenantKeys ? { tenantKeys: opts.tenantKeys } : {}),
+        ...(opts.fairShare ? { fairShare: opts.fairShare } : {}),
       });
       // Every app's /metrics: in one process the ingest port serves all of them, else each its own.
       metricsUrls.push(`${ingestUrl}/metrics`, `http://127.0.0.1:${metricsPorts.decision}/metrics`, `http://127.0.0.1:${metricsPorts.delivery}/metrics`);

@@ -1,26 +1,27 @@
 import type { Logger } from '@singleshot/observability';
+import { partitionOf } from '@singleshot/core';
 import type { FairDispatch } from '@singleshot/queues';
 
 /** The delivery's side of the fair queue between tenants (docs/tenants.md, "Fair share"). */
 export interface FairPump {
-  /** A worker took a job from the queue `queueQualifiedName`: its partition has room again. */
-  kick(queueQualifiedName: string): void;
+  /** A worker started an operation that came out of the fair queue (`moved`): its place in the window is free. */
+  started(operationKey: string): void;
   stop(): Promise<void>;
 }
 
 /**
  * Pumps the fair queues of the partitions this process consumes: when a
- * worker takes a job (room opened where the worker just looked), and every
+ * worker starts an operation that came out of one (its place in the window
+ * is free), and every
  * `intervalMs`, which also re-adds what a dead mover left in transit for
  * `staleMs`. A failed pump is logged and the next one repairs it: the jobs
  * stay in the fair queue or in transit, never lost.
  */
 export function startFairPump(
   fair: FairDispatch,
-  options: { partitions: readonly number[]; qualifiedNames: readonly string[]; intervalMs: number; staleMs: number; logger: Logger },
+  options: { partitions: readonly number[]; partitionCount: number; intervalMs: number; staleMs: number; logger: Logger },
 ): FairPump {
   const { logger } = options;
-  const byName = new Map(options.qualifiedNames.map((name, p) => [name, p]));
   const failed = (err: unknown) => logger.warn({ event: 'fair_pump_failed', err }, 'fair queue pump failed; the next one retries');
   let ticking: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
@@ -31,9 +32,8 @@ export function startFairPump(
   }, options.intervalMs);
   timer.unref();
   return {
-    kick(name) {
-      const p = byName.get(name);
-      if (p !== undefined) fair.pump(p).catch(failed);
+    started(operationKey) {
+      fair.pump(partitionOf(operationKey, options.partitionCount), 1).catch(failed);
     },
     async stop() {
       clearInterval(timer);

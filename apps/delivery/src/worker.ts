@@ -124,18 +124,36 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   rt.metrics.setInDoubtSource(() => sweeper.index.inDoubtCount());
   rt.metrics.setScheduledSource(() => sweeper.index.scheduledCount());
   const partitions = consumedPartitions(rt.keys, QUEUES.deliver, delivery.partitions, rt.config.redis.formerPartitions);
+  const fair = fairDispatchOf(rt);
+  const pumped = delivery.partitions ?? Array.from({ length: rt.keys.partitions }, (_, p) => p);
+  if (fair) tenants.setWaitingSource(() => fair.waiting(pumped));
+  const pump = fair
+    ? startFairPump(fair, {
+        partitions: pumped,
+        partitionCount: rt.keys.partitions,
+        intervalMs: FAIR_PUMP_INTERVAL_MS,
+        staleMs: FAIR_TRANSIT_STALE_MS,
+        logger,
+      })
+    : undefined;
   // delivery.concurrency bounds operations in flight per process, single jobs and batches alike.
   const limit = new CallLimit(delivery.concurrency);
   const runner = new BatchRunner<DeliverJobData, DeliverOutcome>(
     {
       queue: 'deliver',
-      run: (op) => limit.run(() => deliver(op, deps)),
+      run: (op) =>
+        limit.run(() => {
+          // Its place in the fair queue's window is free once it starts, not when its job was fetched.
+          if (op.moved) pump?.started(op.operationKey);
+          return deliver(op, deps);
+        }),
       kindOf: outcomeLabel,
       againAfterMs: (outcome) => (outcome.kind === 'retry' || outcome.kind === 'conflict' || outcome.kind === 'wait' ? outcome.delayMs : undefined),
       logFields: (op, outcome) => ({ operationKey: op.operationKey, messageKey: op.messageKey, channel: op.channel, outcome }),
       invalid: (entry, where) => recordInvalidJob(deps, { operationKey: where.key, data: entry, issues: where.issues }),
       // Under the operation key, the id replay, the sweeper and the render's wake-up look up.
-      handOff: (op, delayMs) => requeueDelivery(rt.queues, op, { delayMs }),
+      // A retry has had its place in the window: it is no longer `moved`.
+      handOff: (op, delayMs) => requeueDelivery(rt.queues, unmoved(op), { delayMs }),
       // On a cluster the fenced commits (each operation's state) and the
       // hand-offs (the job's queue) are on a replica before the job completes:
       // a failover could otherwise take the endings with it (an in-doubt claim
@@ -145,26 +163,10 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
     },
     logger,
   );
-  const fair = fairDispatchOf(rt);
-  const pumped = delivery.partitions ?? Array.from({ length: rt.keys.partitions }, (_, p) => p);
-  if (fair) tenants.setWaitingSource(() => fair.waiting(pumped));
-  const pump = fair
-    ? startFairPump(fair, {
-        partitions: pumped,
-        qualifiedNames: rt.queues.deliverAll.map((q) => q.qualifiedName),
-        intervalMs: FAIR_PUMP_INTERVAL_MS,
-        staleMs: FAIR_TRANSIT_STALE_MS,
-        logger,
-      })
-    : undefined;
   const worker = new PartitionWorkers<DeliverJobData | DeliverBatchJobData, DeliverOutcome | BatchOutcome>(
     rt,
     partitions,
-    (job, token) => {
-      // The job left the wait list: fill it again while this one runs.
-      pump?.kick(job.queueQualifiedName);
-      return runner.run(job, token);
-    },
+    (job, token) => runner.run(job, token),
     {
       connectionName: 'deliver-worker',
       concurrency: rt.config.delivery.concurrency,
@@ -199,4 +201,11 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
       await Promise.allSettled([...providers.values()].flat().map((p) => p.close()));
     },
   };
+}
+
+/** The operation without its fair-queue mark (`moved`). */
+function unmoved(op: DeliverJobData): DeliverJobData {
+  if (!op.moved) return op;
+  const { moved: _moved, ...rest } = op;
+  return rest;
 }

@@ -20,9 +20,9 @@ export const tenancySchema = z
       .default('auto')
       .describe('Choose the next deliver job fairly between tenants (docs/tenants.md, "Fair share"). `auto`: on when the config names a tenant (a key, mailbox or source bound to one, or a `tenants` entry) or has a `bulk` route. `off`: first in, first out for all.'),
     window: positiveInt
-      .max(10_000)
-      .default(32)
-      .describe('With fair share: jobs a deliver partition\'s queue holds waiting at most; the rest wait in the fair queue, where a tenant with less sent goes first. Smaller is fairer, larger keeps more work ready for the workers.'),
+      .max(100_000)
+      .default(128)
+      .describe('With fair share: operations moved on to a deliver partition\'s queue and not yet taken by a worker, at most; the rest wait in the fair queue, where a tenant with less sent goes first. Smaller is fairer, larger keeps more work ready for the workers.'),
     tenants: z.array(tenantSchema).default([]).describe('Tenants with settings other than the defaults.'),
   })
   .superRefine((t, ctx) => {

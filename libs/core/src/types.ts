@@ -104,6 +104,8 @@ export interface DeliverJobData {
   required?: boolean;
   /** The route's priority class when it is `bulk`: the fair queue sends its tenant's other jobs first. */
   priority?: 'bulk';
+  /** Came out of the fair queue between tenants: its first start frees a place in the window (docs/tenants.md). */
+  moved?: true;
   /** W3C `traceparent` of the span that made this job, when tracing is on (libs/tracing); never part of an identity. */
   trace?: string;
 }

@@ -20,6 +20,10 @@ export interface FleetConfigOptions {
   route?: Record<string, unknown>;
   /** `sources` for the relay, which `singleshot start` runs in process when there is one. */
   sources?: readonly Record<string, unknown>[];
+  /** Producer keys, each bound to its tenant (`ingest.apiKeys`): the fair queue between tenants is on. */
+  tenantKeys?: ReadonlyArray<{ tenant: string; key: string }>;
+  /** `tenancy.fairShare`; the default (`auto`) when absent. */
+  fairShare?: 'on' | 'off';
 }
 
 /** Writes `singleshot.config.json` into `dir` and returns its path. */
@@ -31,7 +35,13 @@ export function writeFleetConfig(dir: string, o: FleetConfigOptions): string {
     JSON.stringify({
       redis: { url: o.redisUrl },
       log: { level: 'warn' },
-      ingest: { port: o.ingestPort, host: '127.0.0.1', rateLimit: o.rateLimit, ...(o.maxRequestsInFlight ? { maxRequestsInFlight: o.maxRequestsInFlight } : {}) },
+      ingest: {
+        port: o.ingestPort,
+        host: '127.0.0.1',
+        rateLimit: o.rateLimit,
+        ...(o.maxRequestsInFlight ? { maxRequestsInFlight: o.maxRequestsInFlight } : {}),
+        ...(o.tenantKeys ? { apiKeys: o.tenantKeys.map((t) => ({ name: t.tenant, key: t.key, sources: ['*'], tenant: t.tenant })) } : {}),
+      },
       decision: { concurrency: o.concurrency, metricsPort: o.metricsPorts?.decision ?? 0 },
       delivery: { concurrency: o.concurrency, metricsPort: o.metricsPorts?.delivery ?? 0 },
       routes: [
@@ -49,6 +59,7 @@ export function writeFleetConfig(dir: string, o: FleetConfigOptions): string {
         webhook: [{ name: 'sink', type: 'http', url: `${sink}/send`, lookupUrl: `${sink}/messages`, timeoutMs: 5000 }],
       },
       ...(o.sources && o.sources.length > 0 ? { sources: o.sources } : {}),
+      ...(o.fairShare ? { tenancy: { fairShare: o.fairShare } } : {}),
     }),
   );
   return file;

@@ -21,7 +21,7 @@ export interface ProviderSink {
  * else 404). What a POST counts for is the caller's: `record` sees each one,
  * JSON or not, once its body has arrived.
  */
-export async function startProviderSink(record: (post: SinkPost) => void, options: { port?: number; host?: string } = {}): Promise<ProviderSink> {
+export async function startProviderSink(record: (post: SinkPost) => void, options: { port?: number; host?: string; delayMs?: number } = {}): Promise<ProviderSink> {
   const byKey = new Map<string, string>();
   let posts = 0;
   const server: Server = createServer((req, res) => {
@@ -48,7 +48,10 @@ export async function startProviderSink(record: (post: SinkPost) => void, option
       const idem = req.headers['idempotency-key'];
       const id = (typeof idem === 'string' && byKey.get(idem)) || `sink-${posts}`;
       if (typeof idem === 'string') byKey.set(idem, id);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id }));
+      const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id }));
+      // A provider's own time per call (an API's round trip), recorded on arrival.
+      if (options.delayMs) setTimeout(answer, options.delayMs);
+      else answer();
     });
   });
   // The fleet keeps its connections to the provider open between sends.

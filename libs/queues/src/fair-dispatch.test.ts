@@ -60,6 +60,10 @@ describe('FairDispatch', () => {
     await dispatch.pump(1);
     expect(await waiting()).toEqual([same[1]!.operationKey]);
     expect(await fair.waiting(1)).toEqual(new Map([['default', 1]]));
+    // A worker started the moved operation: its place goes to the next.
+    await dispatch.pump(1, 1);
+    expect((await waiting()).sort()).toEqual([same[1]!.operationKey, same[2]!.operationKey].sort());
+    expect(await fair.waiting(1)).toEqual(new Map());
     expect(await fair.waiting(0)).toEqual(new Map());
     // Nothing stays in transit once it is in the queue.
     expect(await fair.stale(1, -60_000)).toEqual([]);
@@ -75,15 +79,16 @@ describe('FairDispatch', () => {
     const job = op(3);
     const p = partitionOf(job.operationKey, 2);
     // A mover that took the job out of the fair queue and died before adding it.
-    await fair.move(p, fair.emptyKey(p), [{ tenant: 'acme', weight: 1, documents: [JSON.stringify(job)] }], 5);
+    await fair.move(p, fair.noQueue(p), [{ tenant: 'acme', weight: 1, documents: [JSON.stringify(job)] }], 5);
     expect(await inQueue()).toEqual([]);
     const dispatch = dispatchOf(5);
     expect(await dispatch.recover(p, 60_000)).toBe(0);
     expect(await dispatch.recover(p, -1)).toBe(1);
     expect(await inQueue()).toEqual([job.operationKey]);
+    expect((await queues.deliverAll[p]!.getJob(job.operationKey))?.data).toEqual({ ...job, moved: true });
     expect(await fair.stale(p, -60_000)).toEqual([]);
     // A second mover recovering the same document (it raced the first) adds nothing more.
-    await fair.move(p, fair.emptyKey(p), [{ tenant: 'acme', weight: 1, documents: [JSON.stringify(job)] }], 5);
+    await fair.move(p, fair.noQueue(p), [{ tenant: 'acme', weight: 1, documents: [JSON.stringify(job)] }], 5);
     await dispatch.recover(p, -1);
     expect(await inQueue()).toEqual([job.operationKey]);
   });
@@ -107,7 +112,7 @@ describe('FairDispatch', () => {
   it("drains the former layout's fair queue into today's queues", async () => {
     const former = new FairQueue(redis, keys.withPartitions(1));
     const jobs = [op(4), op(5)];
-    await former.move(0, former.emptyKey(0), [{ tenant: 'acme', weight: 1, documents: jobs.map((j) => JSON.stringify(j)) }], 0);
+    await former.move(0, former.noQueue(0), [{ tenant: 'acme', weight: 1, documents: jobs.map((j) => JSON.stringify(j)) }], 0);
     const dispatch = new FairDispatch(queues, { queue: fair, window: 10, weightOf: () => 1, batchMax: 1, former: { queue: former, partitions: 1 } });
     expect(await dispatch.recover(0, 10_000)).toBe(2);
     expect(await inQueue()).toEqual(jobs.map((j) => j.operationKey).sort());

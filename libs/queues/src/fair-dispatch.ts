@@ -6,7 +6,7 @@ import type { Queues } from './queues';
 /** What the fair queue between tenants needs (docs/tenants.md, "Fair share"). */
 export interface FairShare {
   queue: FairQueue;
-  /** Jobs a deliver partition's queue holds waiting at most (`tenancy.window`). */
+  /** Operations moved to a partition's queue and not yet taken by a worker, at most (`tenancy.window`). */
   window: number;
   weightOf(tenant: string): number;
   /** Operations per batch deliver job (`delivery.batchMax`). */
@@ -30,6 +30,8 @@ export interface FairShare {
 export class FairDispatch {
   private readonly running = new Map<number, Promise<void>>();
   private readonly again = new Set<number>();
+  /** Operations workers of this process took from each partition's queue, not yet told to the fair queue. */
+  private readonly taken = new Map<number, number>();
 
   constructor(
     private readonly queues: Pick<Queues, 'deliverAll' | 'deliverOf' | 'partitions'>,
@@ -64,11 +66,13 @@ export class FairDispatch {
   }
 
   /**
-   * Fills partition `p`'s queue up to the window. A call while one runs makes
-   * that one run once more rather than racing it: a worker taking many jobs
-   * in a row costs one script call per round, not one per job.
+   * Fills partition `p`'s queue up to the window, after a worker started
+   * `taken` moved operations of it. A call while one runs makes that one run once more
+   * rather than racing it: a worker taking many jobs in a row costs one
+   * script call per round, not one per job.
    */
-  pump(p: number): Promise<void> {
+  pump(p: number, taken = 0): Promise<void> {
+    if (taken > 0) this.taken.set(p, (this.taken.get(p) ?? 0) + taken);
     const current = this.running.get(p);
     if (current) {
       this.again.add(p);
@@ -78,7 +82,15 @@ export class FairDispatch {
       try {
         do {
           this.again.delete(p);
-          await this.move(p, []);
+          const taken = this.taken.get(p) ?? 0;
+          this.taken.delete(p);
+          try {
+            await this.move(p, [], taken);
+          } catch (err) {
+            // Not told: the next pump tells it.
+            this.taken.set(p, (this.taken.get(p) ?? 0) + taken);
+            throw err;
+          }
         } while (this.again.has(p));
       } finally {
         this.running.delete(p);
@@ -101,7 +113,7 @@ export class FairDispatch {
     const formerStale = await former.queue.stale(p, olderThanMs);
     await this.hand(former.queue, p, formerStale);
     // No queue of the former layout takes jobs: everything waiting moves, its wait list is a key that holds nothing.
-    const moved = await former.queue.move(p, former.queue.emptyKey(p), [], this.share.window);
+    const moved = await former.queue.move(p, former.queue.noQueue(p), [], this.share.window);
     await this.hand(former.queue, p, moved);
     return stale.length + formerStale.length + moved.length;
   }
@@ -120,18 +132,19 @@ export class FairDispatch {
     return sums;
   }
 
-  private async move(p: number, adds: FairAdd[]): Promise<void> {
+  private async move(p: number, adds: FairAdd[], taken = 0): Promise<void> {
     const queue = this.queues.deliverAll[p];
     if (!queue) throw new RangeError(`partition ${p} has no deliver queue`);
-    // BullMQ's wait list: what it holds is not room.
-    const wait = queue.keys.wait ?? `${queue.qualifiedName}:wait`;
-    const moved = await this.share.queue.move(p, wait, adds, this.share.window);
+    // BullMQ's wait and active lists: when they and transit are empty, nothing moved is waiting.
+    const lists = { wait: queue.keys.wait ?? `${queue.qualifiedName}:wait`, active: queue.keys.active ?? `${queue.qualifiedName}:active` };
+    const moved = await this.share.queue.move(p, lists, adds, this.share.window, taken);
     await this.hand(this.share.queue, p, moved);
   }
 
   private async hand(fair: FairQueue, p: number, documents: readonly string[]): Promise<void> {
     if (documents.length === 0) return;
-    await enqueueDeliveryJobs(this.queues, documents.map((d) => JSON.parse(d) as DeliverJobData), this.share.batchMax);
+    // Marked, so the worker that starts it frees its place in the window (`pump`).
+    await enqueueDeliveryJobs(this.queues, documents.map((d): DeliverJobData => ({ ...(JSON.parse(d) as DeliverJobData), moved: true })), this.share.batchMax);
     await fair.done(p, documents);
   }
 }

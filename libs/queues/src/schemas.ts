@@ -79,6 +79,7 @@ export const deliverJobSchema = z.object({
   category: z.string().min(1).optional(),
   required: z.boolean().optional(),
   priority: z.literal('bulk').optional(),
+  moved: z.literal(true).optional(),
   trace: traceField,
 });
 

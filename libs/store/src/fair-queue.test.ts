@@ -10,8 +10,9 @@ let redis: RedisClient;
 let clock = 1_700_000_000_000;
 const keys = new KeyBuilder('fq', 16, 4);
 const P = 2;
-// Stands in for the deliver queue's wait list: in the partition's slot, as BullMQ's is.
-const wait = `${keys.queuePrefixOf(P)}:deliver-02:wait`;
+// Stand in for the deliver queue's wait and active lists: in the partition's slot, as BullMQ's are.
+const waitList = `${keys.queuePrefixOf(P)}:deliver-02:wait`;
+const wait = { wait: waitList, active: `${keys.queuePrefixOf(P)}:deliver-02:active` };
 let fair: FairQueue;
 
 beforeAll(async () => {
@@ -43,17 +44,17 @@ async function backlog(tenant: string, n: number, weight = 1, from = 0): Promise
  */
 async function dispatch(count: number, window: number): Promise<string> {
   let order = '';
-  const fill = async () => {
-    const moved = await fair.move(P, wait, [], window);
-    if (moved.length > 0) await redis.rpush(wait, ...moved);
+  const fill = async (taken: number) => {
+    const moved = await fair.move(P, wait, [], window, taken);
+    if (moved.length > 0) await redis.rpush(waitList, ...moved);
     await fair.done(P, moved);
   };
-  await fill();
+  await fill(0);
   for (let i = 0; i < count; i++) {
-    const doc = await redis.lpop(wait);
+    const doc = await redis.lpop(waitList);
     if (doc === null) break;
     order += doc.replace(/\d+$/, '');
-    await fill();
+    await fill(1);
   }
   return order;
 }
@@ -79,12 +80,29 @@ describe('FairQueue (start-time fair queueing between tenants, fair-move.lua)', 
     expect(moved).toEqual(['a0', 'a1', 'a2', 'a3', 'a4']);
   });
 
-  it('gives a tenant alone every free slot (work-conserving), and no more than the room', async () => {
-    await redis.rpush(wait, 'queued-before');
+  it('gives a tenant alone every free place (work-conserving), and no more than the window holds', async () => {
     await backlog('a', 10);
     const moved = await fair.move(P, wait, [], 4);
-    expect(moved).toEqual(['a0', 'a1', 'a2']);
-    expect(await fair.waiting(P)).toEqual(new Map([['a', 7]]));
+    expect(moved).toEqual(['a0', 'a1', 'a2', 'a3']);
+    await redis.rpush(waitList, ...moved);
+    await fair.done(P, moved);
+    // Four moved and none started: no room.
+    expect(await fair.move(P, wait, [], 4)).toEqual([]);
+    // Workers started three (a batch job carries several): three places.
+    expect(await fair.move(P, wait, [], 4, 3)).toEqual(['a4', 'a5', 'a6']);
+    expect(await fair.waiting(P)).toEqual(new Map([['a', 3]]));
+  });
+
+  it('forgets an unreported start once nothing waits, runs or is in transit', async () => {
+    await backlog('a', 6);
+    const moved = await fair.move(P, wait, [], 2);
+    await redis.rpush(waitList, ...moved);
+    await fair.done(P, moved);
+    // Still waiting in the queue: no room.
+    expect(await fair.move(P, wait, [], 2)).toEqual([]);
+    // Started, and the start never reported (its process died after the job ended).
+    await redis.del(waitList);
+    expect(await fair.move(P, wait, [], 2)).toEqual(['a2', 'a3']);
   });
 
   it('gives no credit for a past share: a tenant that joins a backlog starts at the virtual time', async () => {
@@ -138,7 +156,7 @@ describe('FairQueue (start-time fair queueing between tenants, fair-move.lua)', 
 
   it('keeps each partition its own: another partition\'s backlog neither moves nor counts', async () => {
     await backlog('a', 2);
-    const other = `${keys.queuePrefixOf(3)}:deliver-03:wait`;
+    const other = { wait: `${keys.queuePrefixOf(3)}:deliver-03:wait`, active: `${keys.queuePrefixOf(3)}:deliver-03:active` };
     expect(await fair.move(3, other, [{ tenant: 'b', weight: 1, documents: ['b0'] }], 5)).toEqual(['b0']);
     expect(await fair.waiting(P)).toEqual(new Map([['a', 2]]));
     expect(await fair.waiting(3)).toEqual(new Map());

@@ -10,6 +10,12 @@ import { runScript } from './scripts';
  */
 export const FAIR_SCALE = 720_720;
 
+/** A deliver queue's BullMQ lists the fair queue reads: empty, with nothing in transit, nothing moved is waiting. */
+export interface FairQueueLists {
+  wait: string;
+  active: string;
+}
+
 /** Jobs of one tenant to add to a partition's fair queue, first in, first out. */
 export interface FairAdd {
   tenant: string;
@@ -34,20 +40,22 @@ export class FairQueue {
 
   /**
    * Adds `adds`, then moves the next jobs in fair order into transit, as many
-   * as `window` less the jobs in the deliver queue's wait list (`waitKey`,
-   * in the partition's slot). Returns the moved documents, in order: the
-   * caller adds them to the queue, then calls `done`.
+   * as `window` less the moved operations no worker has started yet (`taken`:
+   * what workers started since they last said). `queue` names the deliver
+   * queue's wait and active lists, in the partition's slot. Returns the moved
+   * documents, in order: the caller adds them to the queue, then calls `done`.
    */
-  async move(partition: number, waitKey: string, adds: readonly FairAdd[], window: number): Promise<string[]> {
+  async move(partition: number, queue: FairQueueLists, adds: readonly FairAdd[], window: number, taken = 0): Promise<string[]> {
     const k = this.keys.fairQueue(partition);
     const reply = await runScript(
       this.redis,
       'fair-move',
-      [k.ready, k.clock, k.transit, waitKey],
+      [k.ready, k.clock, k.transit, queue.wait, queue.active],
       {
         listPrefix: k.listPrefix,
         adds: adds.map((a) => ({ tenant: a.tenant, weight: Math.max(1, Math.floor(a.weight)), count: a.documents.length, bulk: a.bulk === true })),
         window,
+        taken: decimal(taken),
         scale: decimal(FAIR_SCALE),
         now: decimal(this.now()),
       },
@@ -78,9 +86,10 @@ export class FairQueue {
     return Number(plain ?? 0) + Number(bulk ?? 0);
   }
 
-  /** A key in partition `partition`'s slot that never holds anything: the wait list of a queue that takes no jobs. */
-  emptyKey(partition: number): string {
-    return this.keys.fairQueue(partition).listPrefix;
+  /** Keys in partition `partition`'s slot that never hold anything: the lists of a queue that takes no jobs. */
+  noQueue(partition: number): FairQueueLists {
+    const empty = this.keys.fairQueue(partition).listPrefix;
+    return { wait: empty, active: empty };
   }
 
   /** Jobs waiting per tenant with any waiting (not those in transit or in the queue). */

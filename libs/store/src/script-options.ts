@@ -160,8 +160,10 @@ export interface ScriptOptions {
     listPrefix: string;
     /** The next `count` documents are `tenant`'s, at `weight` (an integer, 1 or more), of its bulk class when `bulk`. */
     adds: Array<{ tenant: string; weight: number; count: number; bulk: boolean }>;
-    /** Deliver jobs waiting in the queue at most: the room is what the wait list leaves of it. */
+    /** Operations moved and not yet started by a worker, at most. */
     window: number;
+    /** Moved operations workers started since they last said (0 from a producer). */
+    taken: Decimal;
     /** A tag's advance at weight 1. */
     scale: Decimal;
     now: Decimal;

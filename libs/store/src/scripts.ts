@@ -55,7 +55,7 @@ export const SCRIPTS: Record<ScriptName, { lua: string; keys: number }> = {
   'doc-commit': { lua: docCommit, keys: 3 },
   'doc-replay': { lua: docReplay, keys: 2 },
   'extend-lock': { lua: extendLock, keys: 2 },
-  'fair-move': { lua: fairMove, keys: 4 },
+  'fair-move': { lua: fairMove, keys: 5 },
   'feedback-record': { lua: feedbackRecord, keys: 3 },
   'imap-cursor-advance': { lua: imapCursorAdvance, keys: 1 },
   'index-touch': { lua: indexTouch, keys: 1 },

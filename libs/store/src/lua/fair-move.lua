@@ -3,7 +3,8 @@
   start-time fair queueing over per-tenant lists, first in, first out inside
   a tenant, and inside a tenant its transactional jobs before its bulk ones
   (a second list, `<tenant>|bulk`). Adds the deliver jobs of a fan-out to their tenants' lists, then
-  moves as many as the deliver queue has room for, each time the tenant whose
+  moves as many as the deliver queue has room for (the window less the jobs
+  moved that no worker has taken yet), each time the tenant whose
   next job has the smallest start tag, into the transit set. The caller adds
   what it gets to the deliver queue and then removes it from transit; a
   caller that dies in between leaves it there for `FairQueue.stale`.
@@ -17,18 +18,29 @@
   read when a job is moved, so a weight change applies to the backlog too.
   Tags are integers in a double: exact up to 2^53.
 
+  `queued` counts operations moved and not yet started: movers add, workers
+  report the moved operations they started (`taken`). Counted in operations,
+  not jobs, because a batch deliver job carries many, and at their start, not
+  when a job is fetched, because a worker fetches more jobs than it runs at
+  once. An operation whose worker died is started again by another, so it is
+  reported then. The count is reset whenever the queue's wait and active lists
+  and transit are all empty, when nothing moved can be waiting.
+
   Input:
     KEYS[1] tenants with jobs waiting (sorted set: tenant -> start tag of its next job)
-    KEYS[2] clock (hash: v = virtual time, vmax = largest finish tag,
-            w:<tenant> = weight, f:<tenant> = finish tag of its job moved last)
+    KEYS[2] clock (hash: v = virtual time, vmax = largest finish tag, queued = operations
+            moved and not yet taken, w:<tenant> = weight, f:<tenant> = finish tag of its
+            job moved last)
     KEYS[3] transit (sorted set: job document -> ms moved)
-    KEYS[4] the deliver queue's wait list (BullMQ `wait`): its length is what is not room
+    KEYS[4] the deliver queue's wait list (BullMQ `wait`)
+    KEYS[5] the deliver queue's active list (BullMQ `active`): both empty, and nothing in transit, nothing moved waits
 
     ARGV[1] options (JSON, ScriptOptions['fair-move'] in script-options.ts):
       listPrefix  a tenant's list is listPrefix .. tenant (the same hash slot as KEYS)
       adds        { tenant, weight, count, bulk }: the next `count` documents are that
                   tenant's, of its bulk class when `bulk` is true
-      window      deliver jobs waiting at most; room = window - LLEN(KEYS[4])
+      window      operations moved and not yet taken, at most
+      taken       moved operations workers started since they last said
       scale       a tag's advance at weight 1
       now         ms
     ARGV[2..] job documents, in the order of `adds`
@@ -65,7 +77,9 @@ for _, add in ipairs(o.adds) do
   end
 end
 
-local room = tonumber(o.window) - redis.call('LLEN', KEYS[4])
+local queued = num('queued') - tonumber(o.taken)
+if queued < 0 or (redis.call('LLEN', KEYS[4]) == 0 and redis.call('LLEN', KEYS[5]) == 0 and redis.call('ZCARD', transit) == 0) then queued = 0 end
+local room = tonumber(o.window) - queued
 local moved = {}
 while room > 0 do
   local head = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
@@ -82,6 +96,7 @@ while room > 0 do
     redis.call('ZADD', transit, o.now, doc)
     moved[#moved + 1] = doc
     room = room - 1
+    queued = queued + 1
   end
   -- Its next job starts where this one finished: the virtual time is this one's start, never past it.
   if waitingOf(tenant) > 0 then
@@ -90,4 +105,5 @@ while room > 0 do
     redis.call('ZREM', ready, tenant)
   end
 end
+redis.call('HSET', clock, 'queued', string.format('%.0f', queued))
 return moved
