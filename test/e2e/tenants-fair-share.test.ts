@@ -14,6 +14,7 @@ import { testRuntime } from '../support/runtime';
 const TENANTS = ['a', 'b', 'c', 'heavy', 'light', 'capped'] as const;
 type Tenant = (typeof TENANTS)[number];
 const keyOf = (tenant: Tenant) => `${tenant}-producer-key-00000001`;
+const SPREAD_KEY = 'a-second-producer-key-0000001';
 
 let redis: TestBackend;
 let sink: HttpSink;
@@ -65,11 +66,17 @@ beforeAll(async () => {
   sink = await startHttpSink();
   const config = testConfig({
     ...redis.config,
-    ingest: { port: 0, host: '127.0.0.1', apiKeys: TENANTS.map((t) => ({ name: t, key: keyOf(t), sources: ['*'], tenant: t })) },
+    ingest: {
+      port: 0,
+      host: '127.0.0.1',
+      // `spread` is tenant a's second key: a tenant is one share however many keys it posts with.
+      apiKeys: [...TENANTS.map((t) => ({ name: t, key: keyOf(t), sources: ['*'], tenant: t })), { name: 'spread', key: SPREAD_KEY, sources: ['*'], tenant: 'a' }],
+    },
     delivery: { concurrency: 1, metricsPort: 0 },
     tenancy: { window: 1, tenants: [{ id: 'heavy', weight: 3 }, { id: 'capped', maxPending: 3 }] },
     routes: [
       { name: 'orders', match: { source: 'shop' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { text: 'Order' } },
+      { name: 'alerts', match: { source: 'alerts' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { text: 'Alert' } },
       { name: 'newsletter', match: { source: 'news' }, action: 'notify', channel: 'webhook', recipients: 'event', priority: 'bulk', template: { text: 'News' } },
     ],
     providers: { webhook: [{ name: 'primary', type: 'http', url: sink.url, lookupUrl: sink.lookupUrl, timeoutMs: 2000 }] },
@@ -115,6 +122,32 @@ describe('fair share between tenants (real processes, capacity 2)', () => {
     expect(await fair.waiting(0)).toEqual(new Map());
     expect(await fair.stale(0, -60_000)).toEqual([]);
   });
+
+  it('gives a tenant one share however it spreads its events over keys, routes and recipients', async () => {
+    const before = sink.requests.length;
+    const spread = async (n: number) => {
+      const res = await fetch(`${ingest}/v1/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${n % 2 === 0 ? keyOf('a') : SPREAD_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ id: `a-spread-${n}`, source: n % 3 === 0 ? 'alerts' : 'shop', type: 't', recipients: [`a-spread${n}-${n % 7}@x.test`], data: {} }),
+      });
+      expect(res.status).toBe(202);
+    };
+    await spread(0);
+    await waitUntil(async () => (await rt.queues.deliverAll[0]!.getWaitingCount()) === 1, 'the first job in the queue');
+    for (let n = 1; n < 8; n++) await spread(n);
+    for (let n = 0; n < 4; n++) await post('b', 100 + n);
+    await waitUntil(async () => (await waitingTotal()) === 11, '11 jobs waiting in the fair queue');
+    const delivery = spawnApps('delivery', configFile);
+    try {
+      await sink.waitFor((s) => s.requests.length >= before + 12, { timeoutMs: 30_000, what: '12 sends' });
+    } finally {
+      await delivery.stop();
+    }
+    const order = sink.requests.slice(before).map((r) => String(r.recipient).split('-')[0]);
+    // Two keys, two routes and eight recipients of a's take turns with b as one tenant, until b has none.
+    expect(order.join('')).toBe('ababababaaaa');
+  }, 90_000);
 
   it('answers 429 with Retry-After to a tenant at its maxPending, and to no other tenant', async () => {
     const before = sink.requests.length;
