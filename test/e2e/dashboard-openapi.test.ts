@@ -151,6 +151,8 @@ async function answers(): Promise<Seen[]> {
     await api('DELETE', '/suppressions', { body: { channel: 'webhook' } }),
     await api('GET', '/sources'),
     await api('GET', '/sources', { headers: { authorization: 'Bearer wrong' } }),
+    await api('GET', '/tenants'),
+    await api('GET', '/tenants', { headers: {} }),
     await call('GET', '/openapi.json'),
     await call('GET', '/healthz'),
     await call('GET', '/readyz'),

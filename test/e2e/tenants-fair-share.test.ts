@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FairQueue } from '@singleshot/store';
+import { startDashboard, type Dashboard } from '@singleshot/dashboard';
 import type { Runtime } from '@singleshot/runtime';
 import { spawnApps, startHttpSink, startTestBackend, testConfig, waitUntil, writeConfigFile, type AppProcess, type HttpSink, type TestBackend } from '@singleshot/test-harness';
 import { testRuntime } from '../support/runtime';
@@ -22,7 +23,10 @@ let front: AppProcess;
 let rt: Runtime;
 let fair: FairQueue;
 let ingest: string;
+let dashboard: Dashboard;
+let admin: string;
 let configFile: string;
+const OPERATOR = { authorization: `Basic ${Buffer.from('admin:fair-share-test-password').toString('base64')}` };
 let cleanup: () => void;
 
 const postEvent = (tenant: Tenant, n: number) =>
@@ -73,6 +77,7 @@ beforeAll(async () => {
       apiKeys: [...TENANTS.map((t) => ({ name: t, key: keyOf(t), sources: ['*'], tenant: t })), { name: 'spread', key: SPREAD_KEY, sources: ['*'], tenant: 'a' }],
     },
     delivery: { concurrency: 1, metricsPort: 0 },
+    dashboard: { auth: { username: 'admin', password: 'fair-share-test-password' } },
     tenancy: { window: 1, tenants: [{ id: 'heavy', weight: 3 }, { id: 'capped', maxPending: 3 }] },
     routes: [
       { name: 'orders', match: { source: 'shop' }, action: 'notify', channel: 'webhook', recipients: 'event', template: { text: 'Order' } },
@@ -88,9 +93,12 @@ beforeAll(async () => {
   ingest = `http://127.0.0.1:${await front.metricsPort()}`;
   rt = await testRuntime(config);
   fair = new FairQueue(rt.redis, rt.keys);
+  dashboard = await startDashboard(rt, { port: 0, host: '127.0.0.1' });
+  admin = `http://127.0.0.1:${dashboard.port}`;
 }, 60_000);
 
 afterAll(async () => {
+  await dashboard?.close();
   await front?.stop();
   await rt?.close();
   await sink?.close();
@@ -161,6 +169,16 @@ describe('fair share between tenants (real processes, capacity 2)', () => {
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(await refused.json()).toMatchObject({ error: { code: 'TENANT_BACKLOG_FULL', details: { tenant: 'capped', waiting: 3, maxPending: 3 } } });
+    // The operator sees it on the tenants view; a tenant's key may not (it shows every tenant).
+    const view = (await (await fetch(`${admin}/admin/api/tenants`, { headers: OPERATOR })).json()) as { fairShare: boolean; tenants: Array<Record<string, unknown>> };
+    expect(view.fairShare).toBe(true);
+    expect(view.tenants[0]).toMatchObject({ tenant: 'default', weight: 1, maxPending: null, waiting: 0, atLimit: false });
+    expect(view.tenants.find((t) => t.tenant === 'capped')).toEqual({ tenant: 'capped', weight: 1, maxPending: 3, waiting: 3, atLimit: true });
+    expect(view.tenants.find((t) => t.tenant === 'heavy')).toMatchObject({ weight: 3, atLimit: false });
+    const page = await (await fetch(`${admin}/admin/tenants`, { headers: OPERATOR })).text();
+    expect(page).toMatch(/<tr data-tenant="capped">.*<td data-waiting>3<\/td><td data-at-limit><strong>/);
+    const asTenant = await fetch(`${admin}/admin/api/tenants`, { headers: { authorization: `Bearer ${keyOf('capped')}` } });
+    expect(asTenant.status).toBe(403);
     // Another tenant's event is taken: the bound is the capped tenant's alone.
     await post('a', 50);
     await waitUntil(async () => (await waitingTotal()) === 4, "a's job waiting too");

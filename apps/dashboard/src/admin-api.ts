@@ -11,6 +11,7 @@ import { LOOKUP_ROUTES } from './routes/lookups';
 import { SCHEDULING_ROUTES } from './routes/scheduling';
 import { SOURCE_ROUTES } from './routes/sources';
 import { SUPPRESSION_ROUTES } from './routes/suppressions';
+import { TENANT_ROUTES } from './routes/tenants';
 import { WAITING_ROUTES } from './routes/waiting';
 
 /** Where the admin API is mounted; its routes' paths are relative to it. */
@@ -31,6 +32,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   ...DIGEST_ROUTES,
   ...SUPPRESSION_ROUTES,
   ...SOURCE_ROUTES,
+  ...TENANT_ROUTES,
 ];
 
 /**

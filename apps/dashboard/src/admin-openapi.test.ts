@@ -23,6 +23,8 @@ const deps = {
   journal: { range: unused, forOperation: unused },
   queues: { dead: {} },
   replay: unused,
+  // A route without input answers from what it is given.
+  tenants: { read: async () => ({ fairShare: false, window: 128, tenants: [] }) },
   logger: createLogger({ app: 'test', level: 'silent' }),
 } as unknown as AdminApiDeps;
 

@@ -45,7 +45,7 @@ export function adminOpenApi(routes: readonly AdminRoute[] = ADMIN_ROUTES): Open
     info: {
       title: 'singleshot admin API',
       version: '1',
-      description: 'What happened to a notification, the dead-letter queue and its replay, the journal, the sources, documents, scheduled operations and open digests, the suppression list.',
+      description: 'What happened to a notification, the dead-letter queue and its replay, the journal, the sources, documents, scheduled operations and open digests, the suppression list, the tenants.',
     },
     schemas: closed({ Error: errorSchema, ...RECORD_SCHEMAS, ...SUPPRESSION_SCHEMAS }) as OpenApiJson,
     securitySchemes: {

@@ -13,6 +13,7 @@ import { originGuard } from './origin-guard';
 import { operatorOnly } from './tenancy';
 import type { TenantKeys } from './tenant-keys';
 import { digestPageRoutes } from './routes/digests';
+import { tenantPageRoutes } from './routes/tenants';
 import { storyRoutes } from './routes/story';
 
 export interface DashboardAppOptions {
@@ -58,6 +59,8 @@ export function createDashboardApp(options: DashboardAppOptions): express.Expres
   app.use('/admin/story', sameOrigin, auth, storyRoutes(api));
   // The open digests, as a page (the admin API has them as JSON).
   app.use('/admin/digests', sameOrigin, auth, operatorOnly, digestPageRoutes(api));
+  // The tenants, their share and backlog, as a page: every tenant's, so an operator's.
+  app.use('/admin/tenants', sameOrigin, auth, operatorOnly, tenantPageRoutes(api));
   app.use(
     BOARD_PATH,
     sameOrigin,

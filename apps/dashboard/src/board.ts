@@ -34,7 +34,7 @@ export function boardRouter(queues: Pick<Queues, 'decideAll' | 'deliverAll' | 'd
     ],
     serverAdapter,
     // The dashboard's own pages, from the board's header (it has no other menu).
-    options: { uiConfig: { boardTitle: 'singleshot', miscLinks: [{ text: 'Open digests', url: '/admin/digests' }, { text: 'Story of a notification', url: '/admin/story' }] } },
+    options: { uiConfig: { boardTitle: 'singleshot', miscLinks: [{ text: 'Open digests', url: '/admin/digests' }, { text: 'Tenants', url: '/admin/tenants' }, { text: 'Story of a notification', url: '/admin/story' }] } },
   });
   return serverAdapter.getRouter() as Router;
 }

@@ -4,6 +4,7 @@ import type { OperatorSuppressions } from '@singleshot/intake';
 import type { DigestStore, DocumentStateStore, FeedbackStore, JournalReader, MessageStore, OperationStore, ScheduledIndex, SourceRow, SuppressionAuditEntry } from '@singleshot/store';
 import type { Cancel } from './cancel';
 import type { Replay } from './replay';
+import type { TenantsAnswer } from './tenants-view';
 
 /** What the admin API reads and does; narrow, so tests can hand in small pieces. */
 export interface AdminApiDeps {
@@ -23,6 +24,8 @@ export interface AdminApiDeps {
   scheduled?: Pick<ScheduledIndex, 'soonest'>;
   /** Open digests, soonest close first, and how many are open; none: `/digests` and the digests page answer 404. */
   digests?: Pick<DigestStore, 'openDigests' | 'openCount'>;
+  /** The tenants, their share and backlog; none: `/tenants` and the tenants page answer 404. */
+  tenants?: { read(): Promise<TenantsAnswer> };
   /** An operator's cancel; none: `POST /cancellations` answers 404. */
   cancel?: Cancel;
   /** The suppression list and its audit; none: `/suppressions` answers 404. */

@@ -2,13 +2,14 @@ import type { Config } from '@singleshot/config';
 import { listen } from '@singleshot/http';
 import { defaultReady, type Runtime } from '@singleshot/runtime';
 import { OperatorSuppressions } from '@singleshot/intake';
-import { FeedbackStore, ScheduledIndex, SourceStatusStore, SuppressionList, Suppressions, readSuppressionAudit, sourceRows } from '@singleshot/store';
+import { FairQueue, FeedbackStore, ScheduledIndex, SourceStatusStore, SuppressionList, Suppressions, readSuppressionAudit, sourceRows } from '@singleshot/store';
 import { createDashboardApp } from './app';
 import { assertSafeBinding, credentialsOf, type DashboardCredentials } from './auth';
 import { BOARD_PATH } from './board';
 import { generateLoginToken } from './login-token';
 import { runtimeReplay, type Replay } from './replay';
 import { TenantKeys } from './tenant-keys';
+import { tenantsView } from './tenants-view';
 import { runtimeCancel } from './cancel';
 
 export interface DashboardOptions {
@@ -78,7 +79,7 @@ export async function startDashboard(rt: Runtime, options: DashboardOptions = {}
   const sourceStatus = new SourceStatusStore(rt.redis, rt.keys);
   const sources = { list: async () => sourceRows(rt.config.sources, rt.config.sources.length > 0 ? await sourceStatus.read() : new Map(), Date.now()) };
   const app = createDashboardApp({
-    api: { operations: rt.operations, messages: rt.messages, journal: rt.journal, queues: rt.queues, replay, documents: rt.documents, feedback: new FeedbackStore(rt.redis, rt.keys, { retentionMs: rt.retentionMs }), sources, scheduled, digests: rt.digests, cancel, suppressions, routes: rt.config.routes, logger },
+    api: { operations: rt.operations, messages: rt.messages, journal: rt.journal, queues: rt.queues, replay, documents: rt.documents, feedback: new FeedbackStore(rt.redis, rt.keys, { retentionMs: rt.retentionMs }), sources, scheduled, digests: rt.digests, cancel, suppressions, tenants: tenantsView(rt.config, new FairQueue(rt.redis, rt.keys), rt.keys.partitions), routes: rt.config.routes, logger },
     queues: rt.queues,
     credentials,
     tenantKeys: new TenantKeys(rt.config.ingest.apiKeys),
