@@ -1,11 +1,13 @@
 import type { Logger } from '@singleshot/observability';
-import { partitionOf } from '@singleshot/core';
+import type { DeliverJobData } from '@singleshot/core';
 import type { FairDispatch } from '@singleshot/queues';
 
 /** The delivery's side of the fair queue between tenants (docs/tenants.md, "Fair share"). */
 export interface FairPump {
-  /** A worker started an operation that came out of the fair queue (`moved`): its place in the window is free. */
-  started(operationKey: string): void;
+  /** A worker starts an operation that came out of the fair queue (`moved`): its place in the window is free. */
+  started(op: Pick<DeliverJobData, 'operationKey' | 'tenant'>): void;
+  /** Its attempt ended for good (not one that runs again): a capped tenant's place is free. */
+  ended(op: Pick<DeliverJobData, 'operationKey' | 'tenant'>): void;
   stop(): Promise<void>;
 }
 
@@ -19,7 +21,7 @@ export interface FairPump {
  */
 export function startFairPump(
   fair: FairDispatch,
-  options: { partitions: readonly number[]; partitionCount: number; intervalMs: number; staleMs: number; logger: Logger },
+  options: { partitions: readonly number[]; intervalMs: number; staleMs: number; logger: Logger },
 ): FairPump {
   const { logger } = options;
   const failed = (err: unknown) => logger.warn({ event: 'fair_pump_failed', err }, 'fair queue pump failed; the next one retries');
@@ -32,8 +34,11 @@ export function startFairPump(
   }, options.intervalMs);
   timer.unref();
   return {
-    started(operationKey) {
-      fair.pump(partitionOf(operationKey, options.partitionCount), 1).catch(failed);
+    started(op) {
+      fair.started(op).catch(failed);
+    },
+    ended(op) {
+      fair.ended(op).catch(failed);
     },
     async stop() {
       clearInterval(timer);

@@ -130,7 +130,6 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   const pump = fair
     ? startFairPump(fair, {
         partitions: pumped,
-        partitionCount: rt.keys.partitions,
         intervalMs: FAIR_PUMP_INTERVAL_MS,
         staleMs: FAIR_TRANSIT_STALE_MS,
         logger,
@@ -142,18 +141,22 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
     {
       queue: 'deliver',
       run: (op) =>
-        limit.run(() => {
-          // Its place in the fair queue's window is free once it starts, not when its job was fetched.
-          if (op.moved) pump?.started(op.operationKey);
-          return deliver(op, deps);
+        limit.run(async () => {
+          if (!op.moved || !pump) return deliver(op, deps);
+          // Its place in the fair queue's window is free once it starts, not when its job was fetched;
+          // a capped tenant's place once its attempt ended for good, not before a retry.
+          pump.started(op);
+          const outcome = await deliver(op, deps);
+          if (outcome.kind === 'ended') pump.ended(op);
+          return outcome;
         }),
       kindOf: outcomeLabel,
       againAfterMs: (outcome) => (outcome.kind === 'retry' || outcome.kind === 'conflict' || outcome.kind === 'wait' ? outcome.delayMs : undefined),
       logFields: (op, outcome) => ({ operationKey: op.operationKey, messageKey: op.messageKey, channel: op.channel, outcome }),
       invalid: (entry, where) => recordInvalidJob(deps, { operationKey: where.key, data: entry, issues: where.issues }),
       // Under the operation key, the id replay, the sweeper and the render's wake-up look up.
-      // A retry has had its place in the window: it is no longer `moved`.
-      handOff: (op, delayMs) => requeueDelivery(rt.queues, unmoved(op), { delayMs }),
+      // A retry keeps `moved`: a capped tenant's place is held until it ends.
+      handOff: (op, delayMs) => requeueDelivery(rt.queues, op, { delayMs }),
       // On a cluster the fenced commits (each operation's state) and the
       // hand-offs (the job's queue) are on a replica before the job completes:
       // a failover could otherwise take the endings with it (an in-doubt claim
@@ -203,9 +206,3 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   };
 }
 
-/** The operation without its fair-queue mark (`moved`). */
-function unmoved(op: DeliverJobData): DeliverJobData {
-  if (!op.moved) return op;
-  const { moved: _moved, ...rest } = op;
-  return rest;
-}

@@ -8,6 +8,9 @@ export const tenantSchema = z.strictObject({
     .max(1000)
     .default(1)
     .describe('Its share of the senders against the other tenants with work waiting, per deliver partition: weight 3 is sent three jobs for each of a weight-1 tenant\'s. A change applies to the jobs already waiting.'),
+  maxInFlight: positiveInt
+    .optional()
+    .describe('Its operations in flight at most, per deliver partition: moved out of the fair queue and not yet ended (sent, dead, suppressed, cancelled). It is passed over at its cap, and keeps its turn. A worker that dies holds its places until its operations run again, or for twice `delivery.leaseMs` at most. Unset: no cap.'),
   maxPending: positiveInt
     .optional()
     .describe('Its deliver jobs waiting in the fair queues at most: past it, `POST /v1/events` with its key answers `429 TENANT_BACKLOG_FULL` with `Retry-After`, and the producer retries later. Counted when the event arrives (decisions under way are not in it yet). Unset: no bound.'),
@@ -26,10 +29,12 @@ export const tenancySchema = z
     tenants: z.array(tenantSchema).default([]).describe('Tenants with settings other than the defaults.'),
   })
   .superRefine((t, ctx) => {
-    // The backlog is what waits in the fair queues: without them there is nothing to count.
+    // The backlog and the caps are kept in the fair queues: without them there is nothing to count.
     if (t.fairShare === 'off') {
       t.tenants.forEach((tenant, i) => {
-        if (tenant.maxPending !== undefined) ctx.addIssue({ code: 'custom', path: ['tenants', i, 'maxPending'], message: 'maxPending needs the fair queue: fairShare must not be off' });
+        for (const field of ['maxPending', 'maxInFlight'] as const) {
+          if (tenant[field] !== undefined) ctx.addIssue({ code: 'custom', path: ['tenants', i, field], message: `${field} needs the fair queue: fairShare must not be off` });
+        }
       });
     }
     const seen = new Set<string>();

@@ -21,3 +21,9 @@ export function weightsOf(config: Pick<Config, 'tenancy'>): (tenant: string) => 
   const weights = new Map(config.tenancy.tenants.map((t) => [t.id, t.weight]));
   return (tenant) => weights.get(tenant) ?? 1;
 }
+
+/** A tenant's in-flight cap (`tenancy.tenants[].maxInFlight`), undefined for none. */
+export function capsOf(config: Pick<Config, 'tenancy'>): (tenant: string) => number | undefined {
+  const caps = new Map(config.tenancy.tenants.flatMap((t) => (t.maxInFlight === undefined ? [] : [[t.id, t.maxInFlight] as const])));
+  return (tenant) => caps.get(tenant);
+}

@@ -41,7 +41,9 @@ const op = (n: number, extra: Partial<DeliverJobData> = {}): DeliverJobData => (
   firstArrivalAt: 1,
   ...extra,
 });
-const dispatchOf = (window: number) => new FairDispatch(queues, { queue: fair, window, weightOf: () => 1, batchMax: 1 });
+/** A fair queue entry as FairDispatch writes it: the operation key, then the job. */
+const entry = (job: DeliverJobData) => `${job.operationKey} ${JSON.stringify(job)}`;
+const dispatchOf = (window: number) => new FairDispatch(queues, { queue: fair, window, weightOf: () => 1, capOf: () => undefined, batchMax: 1 });
 const inQueue = async () => (await Promise.all(queues.deliverAll.map((q) => q.getJobs(['waiting'])))).flat().map((j) => j.id).sort();
 
 describe('FairDispatch', () => {
@@ -61,7 +63,7 @@ describe('FairDispatch', () => {
     expect(await waiting()).toEqual([same[1]!.operationKey]);
     expect(await fair.waiting(1)).toEqual(new Map([['default', 1]]));
     // A worker started the moved operation: its place goes to the next.
-    await dispatch.pump(1, 1);
+    await dispatch.started(same[0]!);
     expect((await waiting()).sort()).toEqual([same[1]!.operationKey, same[2]!.operationKey].sort());
     expect(await fair.waiting(1)).toEqual(new Map());
     expect(await fair.waiting(0)).toEqual(new Map());
@@ -79,7 +81,7 @@ describe('FairDispatch', () => {
     const job = op(3);
     const p = partitionOf(job.operationKey, 2);
     // A mover that took the job out of the fair queue and died before adding it.
-    await fair.move(p, fair.noQueue(p), [{ tenant: 'acme', weight: 1, documents: [JSON.stringify(job)] }], 5);
+    await fair.move(p, fair.noQueue(p), [{ tenant: 'acme', weight: 1, documents: [entry(job)] }], 5);
     expect(await inQueue()).toEqual([]);
     const dispatch = dispatchOf(5);
     expect(await dispatch.recover(p, 60_000)).toBe(0);
@@ -88,7 +90,7 @@ describe('FairDispatch', () => {
     expect((await queues.deliverAll[p]!.getJob(job.operationKey))?.data).toEqual({ ...job, moved: true });
     expect(await fair.stale(p, -60_000)).toEqual([]);
     // A second mover recovering the same document (it raced the first) adds nothing more.
-    await fair.move(p, fair.noQueue(p), [{ tenant: 'acme', weight: 1, documents: [JSON.stringify(job)] }], 5);
+    await fair.move(p, fair.noQueue(p), [{ tenant: 'acme', weight: 1, documents: [entry(job)] }], 5);
     await dispatch.recover(p, -1);
     expect(await inQueue()).toEqual([job.operationKey]);
   });
@@ -112,8 +114,8 @@ describe('FairDispatch', () => {
   it("drains the former layout's fair queue into today's queues", async () => {
     const former = new FairQueue(redis, keys.withPartitions(1));
     const jobs = [op(4), op(5)];
-    await former.move(0, former.noQueue(0), [{ tenant: 'acme', weight: 1, documents: jobs.map((j) => JSON.stringify(j)) }], 0);
-    const dispatch = new FairDispatch(queues, { queue: fair, window: 10, weightOf: () => 1, batchMax: 1, former: { queue: former, partitions: 1 } });
+    await former.move(0, former.noQueue(0), [{ tenant: 'acme', weight: 1, documents: jobs.map(entry) }], 0);
+    const dispatch = new FairDispatch(queues, { queue: fair, window: 10, weightOf: () => 1, capOf: () => undefined, batchMax: 1, former: { queue: former, partitions: 1 } });
     expect(await dispatch.recover(0, 10_000)).toBe(2);
     expect(await inQueue()).toEqual(jobs.map((j) => j.operationKey).sort());
     expect(await former.waiting(0)).toEqual(new Map());

@@ -1,6 +1,7 @@
 import { DEFAULT_TENANT, partitionOf, type DeliverJobData } from '@singleshot/core';
 import type { FairAdd, FairQueue } from '@singleshot/store';
 import { enqueueDeliveryJobs } from './batch-jobs';
+import { FairReports, type PendingReport } from './fair-reports';
 import type { Queues } from './queues';
 
 /** What the fair queue between tenants needs (docs/tenants.md, "Fair share"). */
@@ -9,6 +10,8 @@ export interface FairShare {
   /** Operations moved to a partition's queue and not yet taken by a worker, at most (`tenancy.window`). */
   window: number;
   weightOf(tenant: string): number;
+  /** A tenant's in-flight cap (`tenancy.tenants[].maxInFlight`), undefined for none. */
+  capOf(tenant: string): number | undefined;
   /** Operations per batch deliver job (`delivery.batchMax`). */
   batchMax: number;
   /** The fair queue of the partition layout being left (`redis.formerPartitions`), drained into today's queues. */
@@ -30,8 +33,8 @@ export interface FairShare {
 export class FairDispatch {
   private readonly running = new Map<number, Promise<void>>();
   private readonly again = new Set<number>();
-  /** Operations workers of this process took from each partition's queue, not yet told to the fair queue. */
-  private readonly taken = new Map<number, number>();
+  /** What workers of this process said of moved operations, not yet told to the fair queues. */
+  private readonly reports = new FairReports();
 
   constructor(
     private readonly queues: Pick<Queues, 'deliverAll' | 'deliverOf' | 'partitions'>,
@@ -56,8 +59,10 @@ export class FairDispatch {
       // A tenant's transactional and bulk jobs are two adds: `tenant` or `tenant|bulk` (no tenant id holds a `|`).
       const group = job.priority === 'bulk' ? `${job.tenant ?? DEFAULT_TENANT}|bulk` : (job.tenant ?? DEFAULT_TENANT);
       const list = tenants.get(group);
-      if (list) list.push(JSON.stringify(job));
-      else tenants.set(group, [JSON.stringify(job)]);
+      // The operation key first: a capped tenant's in-flight set takes it from there (fair-move.lua).
+      const entry = `${job.operationKey} ${JSON.stringify(job)}`;
+      if (list) list.push(entry);
+      else tenants.set(group, [entry]);
     }
     await Promise.all([
       enqueueDeliveryJobs(this.queues, direct, this.share.batchMax),
@@ -66,13 +71,35 @@ export class FairDispatch {
   }
 
   /**
-   * Fills partition `p`'s queue up to the window, after a worker started
-   * `taken` moved operations of it. A call while one runs makes that one run once more
-   * rather than racing it: a worker taking many jobs in a row costs one
-   * script call per round, not one per job.
+   * A worker starts a moved operation (`moved`): its place in the window is
+   * free, and a capped tenant's deadline runs from now. Pumps its partition.
    */
-  pump(p: number, taken = 0): Promise<void> {
-    if (taken > 0) this.taken.set(p, (this.taken.get(p) ?? 0) + taken);
+  started(op: Pick<DeliverJobData, 'operationKey' | 'tenant'>): Promise<void> {
+    const p = partitionOf(op.operationKey, this.queues.partitions);
+    const tenant = op.tenant ?? DEFAULT_TENANT;
+    this.reports.started(p, tenant, op.operationKey, this.share.capOf(tenant) !== undefined);
+    return this.pump(p);
+  }
+
+  /**
+   * A moved operation's attempt ended for good (not one that runs again): a
+   * capped tenant's place is free. Nothing to say for an uncapped tenant.
+   */
+  ended(op: Pick<DeliverJobData, 'operationKey' | 'tenant'>): Promise<void> {
+    const tenant = op.tenant ?? DEFAULT_TENANT;
+    if (this.share.capOf(tenant) === undefined) return Promise.resolve();
+    const p = partitionOf(op.operationKey, this.queues.partitions);
+    this.reports.ended(p, tenant, op.operationKey);
+    return this.pump(p);
+  }
+
+  /**
+   * Fills partition `p`'s queue up to the window, telling the fair queue
+   * what workers said since the last move. A call while one runs makes that
+   * one run once more rather than racing it: a worker starting many
+   * operations in a row costs one script call per round, not one each.
+   */
+  pump(p: number): Promise<void> {
     const current = this.running.get(p);
     if (current) {
       this.again.add(p);
@@ -82,13 +109,12 @@ export class FairDispatch {
       try {
         do {
           this.again.delete(p);
-          const taken = this.taken.get(p) ?? 0;
-          this.taken.delete(p);
+          const report = this.reports.take(p);
           try {
-            await this.move(p, [], taken);
+            await this.move(p, [], report);
           } catch (err) {
             // Not told: the next pump tells it.
-            this.taken.set(p, (this.taken.get(p) ?? 0) + taken);
+            this.reports.restore(p, report);
             throw err;
           }
         } while (this.again.has(p));
@@ -120,7 +146,8 @@ export class FairDispatch {
 
   private addOf(group: string, documents: string[]): FairAdd {
     const [tenant = group, bulk] = group.split('|');
-    return { tenant, weight: this.share.weightOf(tenant), documents, ...(bulk ? { bulk: true } : {}) };
+    const cap = this.share.capOf(tenant);
+    return { tenant, weight: this.share.weightOf(tenant), documents, ...(bulk ? { bulk: true } : {}), ...(cap !== undefined ? { cap } : {}) };
   }
 
   /** Jobs waiting in the fair queues of `partitions`, per tenant. */
@@ -132,19 +159,19 @@ export class FairDispatch {
     return sums;
   }
 
-  private async move(p: number, adds: FairAdd[], taken = 0): Promise<void> {
+  private async move(p: number, adds: FairAdd[], report?: PendingReport): Promise<void> {
     const queue = this.queues.deliverAll[p];
     if (!queue) throw new RangeError(`partition ${p} has no deliver queue`);
     // BullMQ's wait and active lists: when they and transit are empty, nothing moved is waiting.
     const lists = { wait: queue.keys.wait ?? `${queue.qualifiedName}:wait`, active: queue.keys.active ?? `${queue.qualifiedName}:active` };
-    const moved = await this.share.queue.move(p, lists, adds, this.share.window, taken);
+    const moved = await this.share.queue.move(p, lists, adds, this.share.window, report?.taken ?? 0, report);
     await this.hand(this.share.queue, p, moved);
   }
 
   private async hand(fair: FairQueue, p: number, documents: readonly string[]): Promise<void> {
     if (documents.length === 0) return;
     // Marked, so the worker that starts it frees its place in the window (`pump`).
-    await enqueueDeliveryJobs(this.queues, documents.map((d): DeliverJobData => ({ ...(JSON.parse(d) as DeliverJobData), moved: true })), this.share.batchMax);
+    await enqueueDeliveryJobs(this.queues, documents.map((d): DeliverJobData => ({ ...(JSON.parse(d.slice(d.indexOf(' ') + 1)) as DeliverJobData), moved: true })), this.share.batchMax);
     await fair.done(p, documents);
   }
 }

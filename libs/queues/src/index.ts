@@ -12,3 +12,4 @@ export * from './replay-documents';
 export * from './dead-record';
 export * from './dead-ending';
 export * from './fair-dispatch';
+export * from './fair-reports';

@@ -142,6 +142,34 @@ describe('FairQueue (start-time fair queueing between tenants, fair-move.lua)', 
     expect(await dispatch(8, 1)).toBe('resetbbulkbbulkbbulkb');
   });
 
+  it('passes over a tenant at its in-flight cap, keeping its turn, until a worker says one ended', async () => {
+    await fair.move(P, wait, [{ tenant: 'a', weight: 1, documents: docs('a', 4), cap: 2 }], 0);
+    await backlog('b', 4);
+    // a takes its two places, then b has every free one.
+    expect(await fair.move(P, wait, [], 6)).toEqual(['a0', 'b0', 'a1', 'b1', 'b2', 'b3']);
+    expect(await fair.inFlight(P, 'a')).toBe(2);
+    // Started: still in flight. Ended: its place is free, and a is first again.
+    expect(await fair.move(P, wait, [], 10, 6, { started: [{ tenant: 'a', keys: ['a0', 'a1'] }], ended: [] })).toEqual([]);
+    expect(await fair.move(P, wait, [], 10, 0, { started: [], ended: [{ tenant: 'a', keys: ['a0'] }] })).toEqual(['a2']);
+    expect(await fair.inFlight(P, 'a')).toBe(2);
+  });
+
+  it("frees a capped operation's place at its deadline when no worker ever says it ended", async () => {
+    const short = new FairQueue(redis, keys, () => clock, { startedMs: 1_000, movedMs: 5_000 });
+    await short.move(P, wait, [{ tenant: 'a', weight: 1, documents: docs('a', 3), cap: 1 }], 0);
+    expect(await short.move(P, wait, [], 5)).toEqual(['a0']);
+    expect(await short.move(P, wait, [], 5)).toEqual([]);
+    // Started: its deadline is renewed from the start, shorter than a moved one's.
+    clock += 4_000;
+    expect(await short.move(P, wait, [], 5, 0, { started: [{ tenant: 'a', keys: ['a0'] }], ended: [] })).toEqual([]);
+    clock += 999;
+    expect(await short.move(P, wait, [], 5)).toEqual([]);
+    expect(await short.inFlight(P, 'a')).toBe(1);
+    clock += 2;
+    expect(await short.inFlight(P, 'a')).toBe(0);
+    expect(await short.move(P, wait, [], 5)).toEqual(['a1']);
+  });
+
   it('keeps moved jobs in transit until done, where a mover that died leaves them for stale', async () => {
     await backlog('a', 3);
     const moved = await fair.move(P, wait, [], 2);

@@ -24,7 +24,35 @@ export interface FairAdd {
   documents: readonly string[];
   /** Of the tenant's bulk class: moved only when the tenant has no other job waiting. */
   bulk?: boolean;
+  /**
+   * The tenant's in-flight cap (none when absent); it replaces the one kept.
+   * A capped tenant's documents begin with their 64-character operation key.
+   */
+  cap?: number;
 }
+
+/** Operation keys of one tenant. */
+export interface TenantOperations {
+  tenant: string;
+  keys: string[];
+}
+
+/** What workers say of capped tenants' moved operations, with the next move. */
+export interface FairReport {
+  started: readonly TenantOperations[];
+  /** Their attempt ended for good (not one that runs again): their places are free. */
+  ended: readonly TenantOperations[];
+}
+
+/** How long a capped tenant's operation holds its place when nobody says it ended (its worker died, its job is gone). */
+export interface FairDeadlines {
+  /** From a start: past the lease and the stalled-job recovery that runs it again. */
+  startedMs: number;
+  /** From its move, while no worker has started it. */
+  movedMs: number;
+}
+
+const NO_REPORT: FairReport = { started: [], ended: [] };
 
 /**
  * A deliver partition's fair queue between tenants (lua/fair-move.lua;
@@ -36,6 +64,7 @@ export class FairQueue {
     private readonly redis: RedisClient,
     private readonly keys: KeyBuilder,
     private readonly now: () => number = Date.now,
+    private readonly deadlines: FairDeadlines = { startedMs: 60_000, movedMs: 600_000 },
   ) {}
 
   /**
@@ -45,19 +74,25 @@ export class FairQueue {
    * queue's wait and active lists, in the partition's slot. Returns the moved
    * documents, in order: the caller adds them to the queue, then calls `done`.
    */
-  async move(partition: number, queue: FairQueueLists, adds: readonly FairAdd[], window: number, taken = 0): Promise<string[]> {
+  async move(partition: number, queue: FairQueueLists, adds: readonly FairAdd[], window: number, taken = 0, report: FairReport = NO_REPORT): Promise<string[]> {
     const k = this.keys.fairQueue(partition);
+    const now = this.now();
     const reply = await runScript(
       this.redis,
       'fair-move',
       [k.ready, k.clock, k.transit, queue.wait, queue.active],
       {
         listPrefix: k.listPrefix,
-        adds: adds.map((a) => ({ tenant: a.tenant, weight: Math.max(1, Math.floor(a.weight)), count: a.documents.length, bulk: a.bulk === true })),
+        adds: adds.map((a) => ({ tenant: a.tenant, weight: Math.max(1, Math.floor(a.weight)), count: a.documents.length, bulk: a.bulk === true, cap: a.cap ?? 0 })),
+        inPrefix: k.inPrefix,
+        started: [...report.started],
+        ended: [...report.ended],
+        startedUntil: decimal(now + this.deadlines.startedMs),
+        movedUntil: decimal(now + this.deadlines.movedMs),
         window,
         taken: decimal(taken),
         scale: decimal(FAIR_SCALE),
-        now: decimal(this.now()),
+        now: decimal(now),
       },
       adds.flatMap((a) => a.documents),
     );
@@ -84,6 +119,11 @@ export class FairQueue {
     const list = this.keys.fairQueue(partition).listPrefix + tenant;
     const [[, plain] = [], [, bulk] = []] = (await this.redis.pipeline().llen(list).llen(`${list}|bulk`).exec()) ?? [];
     return Number(plain ?? 0) + Number(bulk ?? 0);
+  }
+
+  /** Operations of `tenant` counted against its cap in partition `partition` now (those past their deadline are not). */
+  async inFlight(partition: number, tenant: string): Promise<number> {
+    return this.redis.zcount(this.keys.fairQueue(partition).inPrefix + tenant, this.now(), '+inf');
   }
 
   /** Keys in partition `partition`'s slot that never hold anything: the lists of a queue that takes no jobs. */

@@ -324,9 +324,9 @@ export class KeyBuilder {
    * A deliver partition's fair queue between tenants (fair-move.lua): in the
    * partition's queue slot, so its script reads the queue's wait list too.
    */
-  fairQueue(partition: number): { ready: string; clock: string; transit: string; listPrefix: string } {
+  fairQueue(partition: number): { ready: string; clock: string; transit: string; listPrefix: string; inPrefix: string } {
     const base = `${this.queuePrefixOf(partition)}:fair`;
-    return { ready: `${base}:ready`, clock: `${base}:clock`, transit: `${base}:transit`, listPrefix: `${base}:t:` };
+    return { ready: `${base}:ready`, clock: `${base}:clock`, transit: `${base}:transit`, listPrefix: `${base}:t:`, inPrefix: `${base}:in:` };
   }
 
   /** Per-recipient rate-limit window (a sorted set of operation keys by time). */

@@ -72,7 +72,7 @@ const FULL: { [N in ScriptName]: Required<ScriptOptions[N]> } = {
   'suppression-write': { mode: 'add', now: '1', recipient: 'r', field: 's|email|*', value: '{}', optOuts: ['p|email|news'], detail: '{}' },
   'suppression-page': { now: '1', count: 10, score: '1', recipient: 'r' },
   'suppression-copy': { set: ['s|email|*', ''], remove: [], version: '1' },
-  'fair-move': { listPrefix: 'p', adds: [{ tenant: 'a', weight: 1, count: 1, bulk: false }], window: 2, taken: '0', scale: '720720', now: '1' },
+  'fair-move': { listPrefix: 'p', adds: [{ tenant: 'a', weight: 1, count: 1, bulk: false, cap: 0 }], inPrefix: 'i', started: [], ended: [], startedUntil: '2', movedUntil: '3', window: 2, taken: '0', scale: '720720', now: '1' },
   'rate-limit': { now: '1', windowStart: '0', windowMs: '1', max: 1, operationKey: 'k', force: false },
   'replay': { now: '1', by: 'u', via: 'cli', retentionMs: '1', journalMinId: '0', operationKey: 'k' },
 };

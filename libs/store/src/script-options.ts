@@ -158,8 +158,16 @@ export interface ScriptOptions {
   'fair-move': {
     /** A tenant's list key is this and its id (the partition's hash slot). */
     listPrefix: string;
-    /** The next `count` documents are `tenant`'s, at `weight` (an integer, 1 or more), of its bulk class when `bulk`. */
-    adds: Array<{ tenant: string; weight: number; count: number; bulk: boolean }>;
+    /** The next `count` documents are `tenant`'s, at `weight` (an integer, 1 or more), of its bulk class when `bulk`, with in-flight cap `cap` (0: none). */
+    adds: Array<{ tenant: string; weight: number; count: number; bulk: boolean; cap: number }>;
+    /** A tenant's in-flight set is this and its id. */
+    inPrefix: string;
+    /** Moved operations of capped tenants that workers started, and those whose attempt ended for good. */
+    started: Array<{ tenant: string; keys: string[] }>;
+    ended: Array<{ tenant: string; keys: string[] }>;
+    /** now + how long a started, and a moved but not started, operation counts against its tenant's cap unheard. */
+    startedUntil: Decimal;
+    movedUntil: Decimal;
     /** Operations moved and not yet started by a worker, at most. */
     window: number;
     /** Moved operations workers started since they last said (0 from a producer). */

@@ -18,6 +18,14 @@
   read when a job is moved, so a weight change applies to the backlog too.
   Tags are integers in a double: exact up to 2^53.
 
+  A tenant with an in-flight cap (`cap:<tenant>`, from its adds) is passed
+  over while its in-flight set holds `cap` operations; it keeps its tag, so it
+  is first once a place frees. An operation is in the set from its move until
+  a worker reports it ended (`ended`), with a deadline renewed at each start
+  (`started`): one whose worker died and whose job is never run again leaves
+  the set at its deadline, so no place leaks for good. Documents of a capped
+  tenant begin with their 64-character operation key.
+
   `queued` counts operations moved and not yet started: movers add, workers
   report the moved operations they started (`taken`). Counted in operations,
   not jobs, because a batch deliver job carries many, and at their start, not
@@ -37,8 +45,14 @@
 
     ARGV[1] options (JSON, ScriptOptions['fair-move'] in script-options.ts):
       listPrefix  a tenant's list is listPrefix .. tenant (the same hash slot as KEYS)
-      adds        { tenant, weight, count, bulk }: the next `count` documents are that
-                  tenant's, of its bulk class when `bulk` is true
+      adds        { tenant, weight, count, bulk, cap }: the next `count` documents are that
+                  tenant's, of its bulk class when `bulk` is true; `cap` its in-flight
+                  cap (0: none)
+      inPrefix    a tenant's in-flight set is inPrefix .. tenant (sorted set: operation key -> deadline)
+      started     { tenant, keys }: moved operations of a capped tenant that workers started
+      ended       { tenant, keys }: moved operations of a capped tenant whose attempt ended for good
+      startedUntil  now + the deadline of a started operation
+      movedUntil    now + the deadline of a moved operation not yet started
       window      operations moved and not yet taken, at most
       taken       moved operations workers started since they last said
       scale       a tag's advance at weight 1
@@ -50,7 +64,14 @@
 ]]
 local ready, clock, transit = KEYS[1], KEYS[2], KEYS[3]
 local o = cjson.decode(ARGV[1])
-local prefix, scale = o.listPrefix, tonumber(o.scale)
+local prefix, scale, inPrefix = o.listPrefix, tonumber(o.scale), o.inPrefix
+
+for _, e in ipairs(o.started) do
+  for _, key in ipairs(e.keys) do redis.call('ZADD', inPrefix .. e.tenant, o.startedUntil, key) end
+end
+for _, e in ipairs(o.ended) do
+  if #e.keys > 0 then redis.call('ZREM', inPrefix .. e.tenant, unpack(e.keys)) end
+end
 
 local function num(field)
   return tonumber(redis.call('HGET', clock, field) or '0')
@@ -58,6 +79,29 @@ end
 
 local function waitingOf(tenant)
   return redis.call('LLEN', prefix .. tenant) + redis.call('LLEN', prefix .. tenant .. '|bulk')
+end
+
+-- The tenant's cap, 0 for none; at its cap, true.
+local function capOf(tenant)
+  return tonumber(redis.call('HGET', clock, 'cap:' .. tenant) or '0')
+end
+local function atCap(tenant)
+  local cap = capOf(tenant)
+  if cap == 0 then return false end
+  redis.call('ZREMRANGEBYSCORE', inPrefix .. tenant, '-inf', '(' .. o.now)
+  return redis.call('ZCARD', inPrefix .. tenant) >= cap
+end
+
+-- The tenant with the smallest tag that is not at its cap, among the first 16: { tenant, tag } or nil.
+local function chooseNext()
+  local head = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
+  if #head == 0 then return nil end
+  if not atCap(head[1]) then return head end
+  local more = redis.call('ZRANGE', ready, 1, 15, 'WITHSCORES')
+  for i = 1, #more, 2 do
+    if not atCap(more[i]) then return { more[i], more[i + 1] } end
+  end
+  return nil
 end
 
 local arg = 2
@@ -69,7 +113,7 @@ for _, add in ipairs(o.adds) do
     redis.call('RPUSH', list, ARGV[arg])
     arg = arg + 1
   end
-  redis.call('HSET', clock, 'w:' .. add.tenant, add.weight)
+  redis.call('HSET', clock, 'w:' .. add.tenant, add.weight, 'cap:' .. add.tenant, add.cap)
   if waiting == 0 and add.count > 0 then
     local v = num('v')
     if redis.call('ZCARD', ready) == 0 then v = num('vmax') end
@@ -82,8 +126,8 @@ if queued < 0 or (redis.call('LLEN', KEYS[4]) == 0 and redis.call('LLEN', KEYS[5
 local room = tonumber(o.window) - queued
 local moved = {}
 while room > 0 do
-  local head = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
-  if #head == 0 then break end
+  local head = chooseNext()
+  if not head then break end
   local tenant, start = head[1], tonumber(head[2])
   local doc = redis.call('LPOP', prefix .. tenant) or redis.call('LPOP', prefix .. tenant .. '|bulk')
   local nextStart = start
@@ -94,6 +138,7 @@ while room > 0 do
     redis.call('HSET', clock, 'f:' .. tenant, finish, 'v', string.format('%.0f', start))
     if nextStart > num('vmax') then redis.call('HSET', clock, 'vmax', finish) end
     redis.call('ZADD', transit, o.now, doc)
+    if capOf(tenant) > 0 then redis.call('ZADD', inPrefix .. tenant, o.movedUntil, string.sub(doc, 1, 64)) end
     moved[#moved + 1] = doc
     room = room - 1
     queued = queued + 1
