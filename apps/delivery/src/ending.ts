@@ -22,9 +22,11 @@ export async function finish(a: ClaimedAttempt, ending: Ending): Promise<Deliver
     case 'sent': {
       if ((await commit(a, 'sent', { provider: ending.provider, externalId: ending.externalId })) === 'stale') return stale(a, ending.provider);
       count(a, 'sent', ending.provider);
-      a.deps.tenants?.sent(a.job.tenant, a.job.channel);
-      if (!ending.reconciled) {
-        a.deps.metrics.endToEnd.observe({ channel: a.job.channel }, Math.max(0, a.now() - a.job.firstArrivalAt) / 1000);
+      if (ending.reconciled) a.deps.tenants?.sent(a.job.tenant, a.job.channel);
+      else {
+        const seconds = Math.max(0, a.now() - a.job.firstArrivalAt) / 1000;
+        a.deps.metrics.endToEnd.observe({ channel: a.job.channel }, seconds);
+        a.deps.tenants?.sent(a.job.tenant, a.job.channel, seconds);
       }
       return { kind: 'ended', status: 'sent', endedNow: true, provider: ending.provider, externalId: ending.externalId, reconciled: ending.reconciled };
     }

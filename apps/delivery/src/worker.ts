@@ -12,7 +12,7 @@ import { outcomeLabel } from './deliver-types';
 import { CallLimit } from './call-limit';
 import { recordInvalidJob } from './invalid-job';
 import { RecoverySweeper } from './sweeper';
-import { startFairPump } from './fair-pump';
+import { startFairPump, type FairPump } from './fair-pump';
 import { WaitingBoard } from './waiting';
 import { tracingOn } from '@singleshot/tracing';
 import { tracedOperations, tracedProvider } from './traced-deps';
@@ -140,16 +140,8 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   const runner = new BatchRunner<DeliverJobData, DeliverOutcome>(
     {
       queue: 'deliver',
-      run: (op) =>
-        limit.run(async () => {
-          if (!op.moved || !pump) return deliver(op, deps);
-          // Its place in the fair queue's window is free once it starts, not when its job was fetched;
-          // a capped tenant's place once its attempt ended for good, not before a retry.
-          pump.started(op);
-          const outcome = await deliver(op, deps);
-          if (outcome.kind === 'ended') pump.ended(op);
-          return outcome;
-        }),
+      // Without the fair queue a send is only `deliver`: nothing more per operation.
+      run: pump ? (op) => limit.run(() => (op.moved ? deliverMoved(op, deps, pump) : deliver(op, deps))) : (op) => limit.run(() => deliver(op, deps)),
       kindOf: outcomeLabel,
       againAfterMs: (outcome) => (outcome.kind === 'retry' || outcome.kind === 'conflict' || outcome.kind === 'wait' ? outcome.delayMs : undefined),
       logFields: (op, outcome) => ({ operationKey: op.operationKey, messageKey: op.messageKey, channel: op.channel, outcome }),
@@ -206,3 +198,14 @@ export function startDelivery(rt: Runtime, options: { providers?: Map<string, Pr
   };
 }
 
+/**
+ * Sends an operation that came out of the fair queue: its place in the
+ * window is free once it starts, not when its job was fetched; a capped
+ * tenant's place once its attempt ended for good, not before a retry.
+ */
+async function deliverMoved(op: DeliverJobData, deps: DeliverDeps, pump: FairPump): Promise<DeliverOutcome> {
+  pump.started(op);
+  const outcome = await deliver(op, deps);
+  if (outcome.kind === 'ended') pump.ended(op);
+  return outcome;
+}

@@ -41,6 +41,23 @@ describe('createTenantMetrics', () => {
     ]);
   });
 
+  it('keeps the latency per tenant only when the config names a tenant', async () => {
+    const count = async (registry: Registry) =>
+      (await registry.getMetricsAsJSON()).find((m) => m.name === 'singleshot_tenant_end_to_end_seconds')?.values.filter((v) => (v as { metricName?: string }).metricName === 'singleshot_tenant_end_to_end_seconds_count').map((v) => [v.labels.tenant, v.value]);
+    const withTenants = new Registry();
+    const named = createTenantMetrics(withTenants, ['acme']);
+    named.sent('acme', 'email', 0.2);
+    named.sent(undefined, 'email', 0.1);
+    named.sent('acme', 'email');
+    expect(await count(withTenants)).toEqual([
+      ['acme', 1],
+      ['default', 1],
+    ]);
+    const without = new Registry();
+    createTenantMetrics(without, []).sent(undefined, 'email', 0.1);
+    expect(await count(without)).toEqual([]);
+  });
+
   it('registers its counters once per registry', () => {
     const registry = new Registry();
     createTenantMetrics(registry, []);
