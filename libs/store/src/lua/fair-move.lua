@@ -53,7 +53,7 @@
       ended       { tenant, keys }: moved operations of a capped tenant whose attempt ended for good
       startedUntil  now + the deadline of a started operation
       movedUntil    now + the deadline of a moved operation not yet started
-      window      operations moved and not yet taken, at most
+      window      operations moved and not yet started, at most
       taken       moved operations workers started since they last said
       scale       a tag's advance at weight 1
       now         ms
