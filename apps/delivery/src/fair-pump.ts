@@ -14,10 +14,9 @@ export interface FairPump {
 /**
  * Pumps the fair queues of the partitions this process consumes: when a
  * worker starts an operation that came out of one (its place in the window
- * is free), and every
- * `intervalMs`, which also re-adds what a dead mover left in transit for
- * `staleMs`. A failed pump is logged and the next one repairs it: the jobs
- * stay in the fair queue or in transit, never lost.
+ * is free), and every `intervalMs`, which also re-adds what a dead mover left
+ * in transit for `staleMs`. A failed pump is logged and the next one repairs
+ * it: the jobs stay in the fair queue or in transit, never lost.
  */
 export function startFairPump(
   fair: FairDispatch,

@@ -128,8 +128,9 @@ export class FairDispatch {
 
   /**
    * Adds again what a mover that died left in transit at least `olderThanMs`
-   * ago, and drains the former layout's fair queue of partition `p` (if any)
-   * into today's queues. Returns how many jobs it handed on.
+   * ago, and, while `redis.formerPartitions` is set, moves partition `p`'s
+   * fair queue of that layout into the queues of `redis.partitions`, which
+   * are the only ones producers write to. Returns how many jobs it handed on.
    */
   async recover(p: number, olderThanMs: number): Promise<number> {
     const stale = await this.share.queue.stale(p, olderThanMs);
@@ -138,7 +139,7 @@ export class FairDispatch {
     if (!former || p >= former.partitions) return stale.length;
     const formerStale = await former.queue.stale(p, olderThanMs);
     await this.hand(former.queue, p, formerStale);
-    // No queue of the former layout takes jobs: everything waiting moves, its wait list is a key that holds nothing.
+    // Nothing pumps that layout's fair queue: measured against lists that stay empty, all of it has room.
     const moved = await former.queue.move(p, former.queue.noQueue(p), [], this.share.window);
     await this.hand(former.queue, p, moved);
     return stale.length + formerStale.length + moved.length;
@@ -151,12 +152,8 @@ export class FairDispatch {
   }
 
   /** Jobs waiting in the fair queues of `partitions`, per tenant. */
-  async waiting(partitions: readonly number[]): Promise<Map<string, number>> {
-    const sums = new Map<string, number>();
-    for (const each of await Promise.all(partitions.map((p) => this.share.queue.waiting(p)))) {
-      for (const [tenant, n] of each) sums.set(tenant, (sums.get(tenant) ?? 0) + n);
-    }
-    return sums;
+  waiting(partitions: readonly number[]): Promise<Map<string, number>> {
+    return this.share.queue.waitingIn(partitions);
   }
 
   private async move(p: number, adds: FairAdd[], report?: PendingReport): Promise<void> {
