@@ -1,5 +1,5 @@
 import { DEFAULT_TENANT } from '@singleshot/core';
-import { fairShareOn, tenantsOf, weightsOf, type Config } from '@singleshot/config';
+import { fairShareOn, maxPendingsOf, tenantsOf, weightsOf, type Config } from '@singleshot/config';
 import type { FairQueue } from '@singleshot/store';
 
 /** One tenant as `GET /tenants` and the tenants page show it. */
@@ -27,22 +27,17 @@ export interface TenantsAnswer {
  * weight, bound and backlog; a tenant found waiting that the config no longer
  * names is listed too, with the defaults, so no backlog hides.
  */
-export function tenantsView(config: Pick<Config, 'ingest' | 'mailboxes' | 'sources' | 'tenancy' | 'routes'>, fair: Pick<FairQueue, 'waiting'>, partitions: number): { read(): Promise<TenantsAnswer> } {
+export function tenantsView(config: Pick<Config, 'ingest' | 'mailboxes' | 'sources' | 'tenancy' | 'routes'>, fair: Pick<FairQueue, 'waitingIn'>, partitions: number): { read(): Promise<TenantsAnswer> } {
   const fairShare = fairShareOn(config);
   const weightOf = weightsOf(config);
-  const bounds = new Map(config.tenancy.tenants.map((t) => [t.id, t.maxPending ?? null]));
+  const maxPendingOf = maxPendingsOf(config);
   const named = [DEFAULT_TENANT, ...tenantsOf(config).filter((t) => t !== DEFAULT_TENANT)];
   return {
     async read() {
-      const waiting = new Map<string, number>();
-      if (fairShare) {
-        for (const each of await Promise.all(Array.from({ length: partitions }, (_, p) => fair.waiting(p)))) {
-          for (const [tenant, n] of each) waiting.set(tenant, (waiting.get(tenant) ?? 0) + n);
-        }
-      }
+      const waiting = fairShare ? await fair.waitingIn(Array.from({ length: partitions }, (_, p) => p)) : new Map<string, number>();
       const all = [...named, ...[...waiting.keys()].filter((t) => !named.includes(t)).sort()];
       const tenants = all.map((tenant) => {
-        const maxPending = bounds.get(tenant) ?? null;
+        const maxPending = maxPendingOf(tenant) ?? null;
         const n = waiting.get(tenant) ?? 0;
         return { tenant, weight: weightOf(tenant), maxPending, waiting: n, atLimit: maxPending !== null && n >= maxPending };
       });

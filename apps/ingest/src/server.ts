@@ -3,7 +3,7 @@ import { Cancellations, FairQueue, FeedbackStore, MessageStore, Suppressions } f
 import { listen } from '@singleshot/http';
 import { defaultReady, documentLinkSecret, readOnce, unsubscribeSecret, type RunningWorker } from '@singleshot/runtime';
 import { Acceptor } from '@singleshot/intake';
-import { tenantsOf } from '@singleshot/config';
+import { maxPendingsOf, tenantsOf } from '@singleshot/config';
 import { createTenantMetrics } from '@singleshot/observability';
 import { IngestCounters } from './counters';
 import { serveRoutes } from './http/serve';
@@ -70,11 +70,10 @@ export function ingestContext(rt: IngestRuntime): IngestContext {
 
 /** The tenants' `maxPending`, read from the fair queues on the fail-fast producer connection; nothing when none has one. */
 function backlogOf(rt: IngestRuntime): { backlog?: TenantBacklog } {
-  const limits = new Map(rt.config.tenancy.tenants.flatMap((t) => (t.maxPending === undefined ? [] : [[t.id, t.maxPending] as const])));
-  if (limits.size === 0) return {};
+  if (!rt.config.tenancy.tenants.some((t) => t.maxPending !== undefined)) return {};
   const logger = rt.logger.child({ component: 'ingest' });
   const onError = (err: unknown) => logger.warn({ event: 'tenant_backlog_read_failed', err }, 'could not read a tenant backlog; the event is taken without its maxPending check');
-  return { backlog: new TenantBacklog(new FairQueue(rt.producer, rt.keys), rt.keys.partitions, limits, onError) };
+  return { backlog: new TenantBacklog(new FairQueue(rt.producer, rt.keys), rt.keys.partitions, maxPendingsOf(rt.config), onError) };
 }
 
 /** Provider inbound formats (Mailgun, Postmark, SendGrid) from `config.webhooks`. */

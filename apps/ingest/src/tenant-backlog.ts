@@ -17,7 +17,7 @@ export class TenantBacklog {
   constructor(
     private readonly fair: FairQueue,
     private readonly partitions: number,
-    private readonly limits: ReadonlyMap<string, number>,
+    private readonly maxPendingOf: (tenant: string) => number | undefined,
     private readonly onError: (err: unknown) => void,
   ) {}
 
@@ -28,7 +28,7 @@ export class TenantBacklog {
    */
   async full(tenant: string | undefined): Promise<BacklogFull | undefined> {
     const id = tenant ?? DEFAULT_TENANT;
-    const maxPending = this.limits.get(id);
+    const maxPending = this.maxPendingOf(id);
     if (maxPending === undefined) return undefined;
     try {
       const counts = await Promise.all(Array.from({ length: this.partitions }, (_, p) => this.fair.waitingOf(p, id)));

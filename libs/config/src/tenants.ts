@@ -24,6 +24,15 @@ export function weightsOf(config: Pick<Config, 'tenancy'>): (tenant: string) => 
 
 /** A tenant's in-flight cap (`tenancy.tenants[].maxInFlight`), undefined for none. */
 export function capsOf(config: Pick<Config, 'tenancy'>): (tenant: string) => number | undefined {
-  const caps = new Map(config.tenancy.tenants.flatMap((t) => (t.maxInFlight === undefined ? [] : [[t.id, t.maxInFlight] as const])));
-  return (tenant) => caps.get(tenant);
+  return boundOf(config, 'maxInFlight');
+}
+
+/** A tenant's bound on waiting jobs (`tenancy.tenants[].maxPending`), undefined for none. */
+export function maxPendingsOf(config: Pick<Config, 'tenancy'>): (tenant: string) => number | undefined {
+  return boundOf(config, 'maxPending');
+}
+
+function boundOf(config: Pick<Config, 'tenancy'>, field: 'maxInFlight' | 'maxPending'): (tenant: string) => number | undefined {
+  const bounds = new Map(config.tenancy.tenants.flatMap((t) => (t[field] === undefined ? [] : [[t.id, t[field]] as const])));
+  return (tenant) => bounds.get(tenant);
 }

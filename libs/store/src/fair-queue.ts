@@ -114,6 +114,15 @@ export class FairQueue {
     return this.redis.zrangebyscore(this.keys.fairQueue(partition).transit, '-inf', this.now() - olderThanMs, 'LIMIT', 0, max);
   }
 
+  /** Jobs waiting per tenant, summed over `partitions`. */
+  async waitingIn(partitions: readonly number[]): Promise<Map<string, number>> {
+    const sums = new Map<string, number>();
+    for (const each of await Promise.all(partitions.map((p) => this.waiting(p)))) {
+      for (const [tenant, n] of each) sums.set(tenant, (sums.get(tenant) ?? 0) + n);
+    }
+    return sums;
+  }
+
   /** Jobs of `tenant` waiting in partition `partition`'s fair queue, both classes. */
   async waitingOf(partition: number, tenant: string): Promise<number> {
     const list = this.keys.fairQueue(partition).listPrefix + tenant;
