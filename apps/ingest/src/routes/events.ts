@@ -65,7 +65,8 @@ async function postEvent(ctx: IngestContext, res: ServerResponse, request: Route
     ctx.counters.received(ctx.sourceLabel(event.source), 'invalid');
     return sendError(res, 400, timing.code, timing.message);
   }
-  const full = await ctx.backlog?.full(key.tenant);
+  // No await at all without a bound: this is every event's path.
+  const full = ctx.backlog ? await ctx.backlog.full(key.tenant) : undefined;
   if (full) {
     res.setHeader('retry-after', '1');
     return sendError(res, 429, 'TENANT_BACKLOG_FULL', `tenant "${full.tenant}" has ${full.waiting} notifications waiting, at its maxPending of ${full.maxPending}; retry later`, { ...full, retryAfterSeconds: 1 });
