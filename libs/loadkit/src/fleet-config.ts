@@ -42,6 +42,8 @@ export function writeFleetConfig(dir: string, o: FleetConfigOptions): string {
         ...(o.maxRequestsInFlight ? { maxRequestsInFlight: o.maxRequestsInFlight } : {}),
         ...(o.tenantKeys ? { apiKeys: o.tenantKeys.map((t) => ({ name: t.tenant, key: t.key, sources: ['*'], tenant: t.tenant })) } : {}),
       },
+      // `start` runs the dashboard too: on a free port, so two fleets (parallel test files, two runs) never race for 3000.
+      dashboard: { port: 0 },
       decision: { concurrency: o.concurrency, metricsPort: o.metricsPorts?.decision ?? 0 },
       delivery: { concurrency: o.concurrency, metricsPort: o.metricsPorts?.delivery ?? 0 },
       routes: [
